@@ -1,0 +1,41 @@
+"""labkit: the Linux kernel's iov_iter machinery rebuilt in user space.
+
+The iterator model runs in C over real memory (``labkit/csrc``); this package
+is its typed Python API.  See README.md and notebooks/00-index.ipynb.
+"""
+
+from labkit.buildinfo import build_info
+from labkit.errors import IterMisuseError
+from labkit.imports import (
+    MAX_RW_COUNT,
+    UIO_FASTIOV,
+    UIO_MAXIOV,
+    import_iovec,
+    import_single_range,
+    import_ubuf,
+    kernel_era,
+)
+from labkit.iov_iter import ITER_DEST, ITER_SOURCE, Direction, IovIter
+from labkit.memory import PAGE_SIZE, Mapping, UserMemory
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ITER_DEST",
+    "ITER_SOURCE",
+    "MAX_RW_COUNT",
+    "PAGE_SIZE",
+    "UIO_FASTIOV",
+    "UIO_MAXIOV",
+    "Direction",
+    "IovIter",
+    "IterMisuseError",
+    "Mapping",
+    "UserMemory",
+    "__version__",
+    "build_info",
+    "import_iovec",
+    "import_single_range",
+    "import_ubuf",
+    "kernel_era",
+]

@@ -1,0 +1,78 @@
+"""cffi build script for labkit's C core (run by setup.py at install time).
+
+Every ``labkit/csrc/*.c`` file is compiled into one extension module,
+``labkit._labkit``; the cffi declarations are the ``labkit/csrc/*.cdef``
+files, and every ``*.h`` header is included in the module's preamble.  A new
+C module therefore needs no edit here: add its ``.c``, ``.h`` and ``.cdef``.
+
+The compiler flags are fixed here and compiled into the module, so results
+can record exactly how their timing kernels were built
+(``labkit.build_info()``).
+
+Set ``LABKIT_SANITIZE=1`` while building to compile with AddressSanitizer and
+UndefinedBehaviorSanitizer (see README, "Sanitizer build").
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from cffi import FFI
+
+CSRC = Path(__file__).resolve().parent / "csrc"
+
+BASE_CFLAGS = ["-O2", "-std=gnu11", "-fno-strict-aliasing", "-Wall", "-Wextra",
+               "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
+SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+                  "-fno-sanitize-recover=undefined", "-O1", "-g"]
+
+
+def sanitize_requested() -> bool:
+    """True when the build should use ASan and UBSan (``LABKIT_SANITIZE=1``)."""
+    return os.environ.get("LABKIT_SANITIZE", "") not in ("", "0")
+
+
+def cflags() -> list[str]:
+    """The flags the C core is compiled with."""
+    return BASE_CFLAGS + (SANITIZE_FLAGS if sanitize_requested() else [])
+
+
+def _source_path(path: Path) -> str:
+    """Relative to the working directory when possible (setuptools prefers it)."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def make_builder(module_name: str = "labkit._labkit") -> FFI:
+    """A cffi builder for the whole C core."""
+    flags = cflags()
+    builder = FFI()
+    builder.cdef("\n".join(p.read_text() for p in sorted(CSRC.glob("*.cdef"))))
+    headers = "\n".join(f'#include "{p.name}"' for p in sorted(CSRC.glob("*.h")))
+    flag_text = " ".join(shlex.quote(f) for f in flags).replace("\\", "\\\\").replace('"', '\\"')
+    preamble = f"""
+#include <stdlib.h>
+{headers}
+const char *lk_build_cflags(void) {{ return "{flag_text}"; }}
+const char *lk_build_compiler(void) {{ return "gcc " __VERSION__; }}
+"""
+    builder.set_source(
+        module_name,
+        preamble,
+        sources=[_source_path(p) for p in sorted(CSRC.glob("*.c"))],
+        include_dirs=[str(CSRC)],
+        extra_compile_args=flags,
+        extra_link_args=(["-fsanitize=address,undefined"] if sanitize_requested() else []),
+        libraries=[],
+    )
+    return builder
+
+
+ffibuilder = make_builder()
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

@@ -1,0 +1,135 @@
+/*
+ * iov_import.c - importing iovecs from the modelled user space.
+ *
+ * Follows the kernel's import_iovec(), import_ubuf() and import_single_range()
+ * (lib/iov_iter.c).  era selects the behaviour before (63) or after (64) the
+ * 2023 change that imports a single segment as ITER_UBUF (merged for 6.4).
+ * Every non-empty segment is checked against the model's mappings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "iov_iter.h"
+
+/*
+ * Copy the user's iovec array: into fast_iov when it holds nr_segs entries,
+ * else into a new allocation.  A length negative as ssize_t is -EINVAL.
+ */
+static struct lk_iovec *iovec_from_user(const struct lk_iovec *uvec, unsigned long nr_segs,
+					unsigned int fast_segs, struct lk_iovec *fast_iov,
+					int *err)
+{
+	struct lk_iovec *iov = fast_iov;
+	unsigned long seg;
+
+	*err = 0;
+	if (nr_segs == 0)
+		return iov;
+	if (nr_segs > LK_UIO_MAXIOV) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (nr_segs > fast_segs || !fast_iov) {
+		iov = malloc(nr_segs * sizeof(*iov));
+		if (!iov) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+	}
+	for (seg = 0; seg < nr_segs; seg++) {
+		if ((ssize_t)uvec[seg].iov_len < 0) {
+			if (iov != fast_iov)
+				free(iov);
+			*err = -EINVAL;
+			return NULL;
+		}
+		iov[seg] = uvec[seg];
+	}
+	return iov;
+}
+
+int lk_import_ubuf(int direction, uintptr_t buf, size_t len, struct lk_iov_iter *i,
+		   const struct lk_mm *mm)
+{
+	int ret;
+
+	if (len > LK_MAX_RW_COUNT)
+		len = LK_MAX_RW_COUNT;
+	if (!lk_mm_access_ok(mm, buf, len))
+		return -EFAULT;
+	ret = lk_iter_ubuf(i, direction, buf, len);
+	if (!ret)
+		i->mm = mm;
+	return ret;
+}
+
+int lk_import_single_range(int direction, uintptr_t buf, size_t len, struct lk_iovec *iov,
+			   struct lk_iov_iter *i, const struct lk_mm *mm, int era)
+{
+	int ret;
+
+	if (era >= 64)
+		return lk_import_ubuf(direction, buf, len, i, mm);
+	if (len > LK_MAX_RW_COUNT)
+		len = LK_MAX_RW_COUNT;
+	if (!lk_mm_access_ok(mm, buf, len))
+		return -EFAULT;
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	ret = lk_iter_init(i, direction, iov, 1, len);
+	if (!ret)
+		i->mm = mm;
+	return ret;
+}
+
+/*
+ * Returns the total length or a negative errno.  On success *iovp is the
+ * allocated array the caller must free(), or NULL when fast_iov (or nothing)
+ * was used; on failure *iovp is NULL and nothing is left allocated.
+ */
+ssize_t lk_import_iovec(int direction, const struct lk_iovec *uvec, unsigned long nr_segs,
+			unsigned int fast_segs, struct lk_iovec *fast_iov,
+			struct lk_iovec **iovp, struct lk_iov_iter *i,
+			const struct lk_mm *mm, int era)
+{
+	size_t total_len = 0;
+	unsigned long seg;
+	struct lk_iovec *iov;
+	int err;
+
+	*iovp = NULL;
+	if (direction != LK_ITER_DEST && direction != LK_ITER_SOURCE)
+		return -EINVAL;
+	if (era >= 64 && nr_segs == 1) {
+		/* 6.4+: a single segment becomes ITER_UBUF */
+		if ((ssize_t)uvec[0].iov_len < 0)
+			return -EINVAL;
+		err = lk_import_ubuf(direction, uvec[0].iov_base, uvec[0].iov_len, i, mm);
+		return err ? err : (ssize_t)i->count;
+	}
+
+	iov = iovec_from_user(uvec, nr_segs, fast_segs, fast_iov, &err);
+	if (!iov)
+		return err;
+
+	for (seg = 0; seg < nr_segs; seg++) {
+		size_t len = iov[seg].iov_len;
+
+		if (!lk_mm_access_ok(mm, iov[seg].iov_base, len)) {
+			if (iov != fast_iov)
+				free(iov);
+			return -EFAULT;
+		}
+		if (len > LK_MAX_RW_COUNT - total_len) {
+			len = LK_MAX_RW_COUNT - total_len;
+			iov[seg].iov_len = len;
+		}
+		total_len += len;
+	}
+
+	lk_iter_init(i, direction, iov, nr_segs, total_len);
+	i->mm = mm;
+	if (iov != fast_iov)
+		*iovp = iov;
+	return (ssize_t)total_len;
+}

@@ -1,0 +1,33 @@
+/*
+ * lk_common.h - constants and small helpers shared by labkit's C core.
+ *
+ * labkit models the Linux kernel's iov_iter machinery in user space.  The
+ * constants mirror the kernel's (x86-64, 4 KiB pages); the code is labkit's.
+ */
+#ifndef LK_COMMON_H
+#define LK_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <errno.h>
+
+#define LK_PAGE_SHIFT 12
+#define LK_PAGE_SIZE ((size_t)1 << LK_PAGE_SHIFT)
+#define LK_PAGE_MASK (~(LK_PAGE_SIZE - 1))
+
+/* INT_MAX rounded down to a page, as the kernel's MAX_RW_COUNT. */
+#define LK_MAX_RW_COUNT ((size_t)0x7fffffff & LK_PAGE_MASK)
+
+/* The kernel's UIO_MAXIOV and UIO_FASTIOV. */
+#define LK_UIO_MAXIOV 1024
+#define LK_UIO_FASTIOV 8
+
+/* Directions, numerically as the kernel's ITER_DEST (READ) / ITER_SOURCE (WRITE). */
+#define LK_ITER_DEST 0
+#define LK_ITER_SOURCE 1
+
+static inline size_t lk_min(size_t a, size_t b) { return a < b ? a : b; }
+static inline size_t lk_min3(size_t a, size_t b, size_t c) { return lk_min(lk_min(a, b), c); }
+
+#endif
