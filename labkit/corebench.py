@@ -244,14 +244,13 @@ def summarize(df: pd.DataFrame, *, seed: int = bench.DEFAULT_SEED) -> pd.DataFra
     """Per (size, variant): median ns/op with its interval, GB/s, % of memcpy, ns per segment."""
     med = bench.median_ci(df, by=["size", "segments", "variant"], seed=seed)
     med = _split_variant(med)
-    with pd.option_context("mode.chained_assignment", None):
-        copies = med["op"].isin(["memcpy", "copy_to_iter", "copy_from_iter"])
-        med["GB_per_s"] = (med["size"] / med["median"]).where(copies)
-        base = med[med["variant"] == "memcpy"].set_index("size")["median"]
-        med["pct_of_memcpy"] = (100 * med["size"].map(base) / med["median"]).where(
-            copies & (med["variant"] != "memcpy"))
-        walks = (med["op"] == "advance") & (med["iter_type"] != "UBUF") & (med["segments"] > 0)
-        med["ns_per_segment"] = (med["median"] / med["segments"]).where(walks)
+    copies = med["op"].isin(["memcpy", "copy_to_iter", "copy_from_iter"])
+    med["GB_per_s"] = (med["size"] / med["median"]).where(copies)
+    base = med[med["variant"] == "memcpy"].set_index("size")["median"]
+    med["pct_of_memcpy"] = (100 * med["size"].map(base) / med["median"]).where(
+        copies & (med["variant"] != "memcpy"))
+    walks = (med["op"] == "advance") & (med["iter_type"] != "UBUF") & (med["segments"] > 0)
+    med["ns_per_segment"] = (med["median"] / med["segments"]).where(walks)
     return med
 
 

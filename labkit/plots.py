@@ -112,7 +112,7 @@ def ours_vs_published(ours: pd.DataFrame, published: pd.DataFrame | None = None,
         ax.errorbar(xs, ys, yerr=e, fmt="none", ecolor="black", elinewidth=1)
     if published is not None:
         p = published.assign(_l=published[label].astype(str))
-        first = True
+        first, first_points = True, True
         for k, lab in enumerate(labels):
             vals = p.loc[p["_l"] == lab, published_value].astype(float).to_numpy()
             if not len(vals):
@@ -120,9 +120,11 @@ def ours_vs_published(ours: pd.DataFrame, published: pd.DataFrame | None = None,
             px = x[k] + width / 2
             ax.bar(px, vals.mean(), width, color=COLORS["published"], alpha=0.6,
                    label=published_name if first else None)
+            many = len(vals) > 1
             ax.plot(np.full(len(vals), px), vals, "o", color="black", ms=3,
-                    label="published runs" if first and len(vals) > 1 else None)
+                    label="published runs" if first_points and many else None)
             first = False
+            first_points = first_points and not many
     ax.set_xticks(x)
     ax.set_xticklabels(labels, rotation=20 if max(map(len, labels), default=0) > 10 else 0,
                        ha="right" if max(map(len, labels), default=0) > 10 else "center")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from labkit import config
+from labkit.results import READ_CSV_EXACT
 
 RESULTS = ("R1", "R2", "R3")
 SOURCE_COLUMNS = ("source_file", "source_subject", "source_author", "source_date")
@@ -40,7 +41,7 @@ def load_raw(result_id: str) -> pd.DataFrame:
     p = path(result_id)
     if not p.exists():
         raise FileNotFoundError(f"published figures for {result_id} not found at {p}")
-    return pd.read_csv(p, float_precision="round_trip")
+    return pd.read_csv(p, **READ_CSV_EXACT)
 
 
 def load(result_id: str) -> pd.DataFrame:

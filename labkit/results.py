@@ -28,6 +28,10 @@ import pandas as pd
 
 from labkit import config
 
+#: read_csv options that read floats back exactly (pandas 3 does by default).
+READ_CSV_EXACT: dict = ({"float_precision": "round_trip"}
+                        if int(pd.__version__.split(".")[0]) < 3 else {})
+
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: Environment fields copied onto every row by :func:`load`.
 ENV_COLUMNS = ("hostname", "cpu_model", "kernel_release", "quick_mode", "labkit_version",
@@ -116,7 +120,7 @@ def save(experiment: str, df: pd.DataFrame, *, env: dict[str, Any] | None = None
 def load_run(csv_path: Path | str) -> tuple[pd.DataFrame, dict[str, Any]]:
     """One saved run: (its DataFrame, its environment record; {} if the JSON is missing)."""
     csv_path = Path(csv_path)
-    df = pd.read_csv(csv_path, float_precision="round_trip")
+    df = pd.read_csv(csv_path, **READ_CSV_EXACT)
     json_path = csv_path.with_suffix(".json")
     env: dict[str, Any] = {}
     if json_path.exists():
