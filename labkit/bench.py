@@ -132,7 +132,7 @@ class _Progress:
 
 def run(experiment: str, variants: Mapping[str, Variant], *, repeats: int, warmup: int = 1,
         params: Mapping[str, Any] | None = None, cpu: int | None = None,
-        progress: bool = False) -> pd.DataFrame:
+        progress: bool = False, rotate: bool = False) -> pd.DataFrame:
     """Measure ``variants`` side by side and return one row per sample.
 
     Args:
@@ -146,6 +146,10 @@ def run(experiment: str, variants: Mapping[str, Variant], *, repeats: int, warmu
         cpu: the CPU to pin to; None picks :func:`default_cpu`.  The previous
             affinity is restored afterwards.
         progress: show a progress line on stderr.
+        rotate: start round r at variant r mod k (A B C, B C A, C A B, ...), so
+            that every variant runs equally often in every position and after
+            every other variant; this cancels order effects such as a variant
+            paying a warm-up cost after a light one.  Off by default (A B A B).
 
     Returns:
         A DataFrame with columns experiment, variant, repeat, ns_per_op and
@@ -175,7 +179,8 @@ def run(experiment: str, variants: Mapping[str, Variant], *, repeats: int, warmu
                 _samples(name, variants[name]())
                 bar.step()
         for r in range(int(repeats)):
-            for name in names:
+            shift = r % len(names) if rotate else 0
+            for name in names[shift:] + names[:shift]:
                 for v in _samples(name, variants[name]()):
                     rows.append({"experiment": experiment, "variant": name, "repeat": r,
                                  "ns_per_op": v, **params})

@@ -211,7 +211,9 @@ def core_copy(quick: bool, *, repeats: int | None = None, cpu: int | None = None
 
     Per size: memcpy, copy_to_iter, copy_from_iter and advance for UBUF, IOVEC,
     KVEC and BVEC (segmented types cut into 4 KiB segments), interleaved in one
-    :func:`labkit.bench.run`.  Then, interleaved in a second run: the empty
+    :func:`labkit.bench.run` with the order rotated each round (a variant run
+    right after a light one, such as advance, was measured a few % slower:
+    rotation spreads that over every variant).  Then, interleaved in a second run: the empty
     timing loop, the clock, and advance across a BVEC of 262,144 4 KiB pages
     (1 GiB; variant ``advance BVEC`` with ``size`` 1 GiB).
 
@@ -226,7 +228,7 @@ def core_copy(quick: bool, *, repeats: int | None = None, cpu: int | None = None
             setup = make_setup(size, mem)
             df = bench.run(EXPERIMENT, variants_for(setup, cfg.target_ns), repeats=reps,
                            warmup=cfg.warmup, params={"size": size, "segments": setup.segments},
-                           cpu=pinned_cpu, progress=progress)
+                           cpu=pinned_cpu, progress=progress, rotate=True)
             frames.append(df)
         nbig = cfg.big_bvec_segments
         big = repeated_page_bvec(ITER_DEST, nbig, mem)
@@ -238,7 +240,7 @@ def core_copy(quick: bool, *, repeats: int | None = None, cpu: int | None = None
         }
         df = bench.run(EXPERIMENT, extra, repeats=reps, warmup=cfg.warmup,
                        params={"size": big_bytes, "segments": nbig}, cpu=pinned_cpu,
-                       progress=progress)
+                       progress=progress, rotate=True)
         # the empty loop and the clock have no size: keep the columns, mark them 0
         df.loc[df["variant"].isin(["empty", "clock"]), ["size", "segments"]] = 0
         frames.append(df)

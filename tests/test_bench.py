@@ -27,6 +27,15 @@ def test_run_interleaves_after_warmup():
     assert list(df["repeat"]) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
 
 
+def test_run_rotated_order_counterbalances():
+    calls = []
+    variants = {n: recorder(calls, n) for n in ("A", "B", "C")}
+    df = bench.run("x", variants, repeats=4, warmup=1, rotate=True)
+    assert calls == list("ABC" + "ABC" + "BCA" + "CAB" + "ABC")
+    assert list(df["variant"]) == list("ABCBCACABABC")
+    assert list(df["repeat"]) == [0] * 3 + [1] * 3 + [2] * 3 + [3] * 3
+
+
 def test_run_columns_params_and_sample_lists():
     df = bench.run("exp", {"a": lambda: [1.0, 2.0, 3.0], "b": lambda: 4}, repeats=2,
                    warmup=0, params={"size": 64, "kind": "k"})
