@@ -98,9 +98,16 @@ class UserMemory:
         return mapping
 
     def unmap(self, mapping: Mapping) -> None:
-        """Remove ``mapping`` from the address space (EINVAL if it is not mapped here)."""
+        """Remove ``mapping`` from the address space.
+
+        Raises:
+            TypeError: if ``mapping`` is not a :class:`Mapping`.
+            OSError: EINVAL if it is not mapped in this address space.
+        """
+        if not isinstance(mapping, Mapping):
+            raise TypeError(f"unmap: expected a Mapping, not {type(mapping).__name__}")
         with self.lock:
-            if self._maps.get(getattr(mapping, "addr", None)) is not mapping:
+            if self._maps.get(mapping.addr) is not mapping:
                 raise_errno(errno.EINVAL, f"unmap: {mapping!r} is not mapped in this UserMemory")
             lib.lk_mm_remove(self._mm, mapping.addr)
             del self._maps[mapping.addr]
