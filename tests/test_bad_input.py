@@ -45,5 +45,6 @@ def test_a_crash_in_the_child_is_reported_not_fatal(tmp_path):
     script = tmp_path / "crash.py"
     script.write_text("import ctypes\nctypes.string_at(0)\n")
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, timeout=60)
-    assert proc.returncode == -signal.SIGSEGV
-    assert "SIGSEGV" in describe(proc)
+    # SIGSEGV normally; SIGABRT under AddressSanitizer, which reports the SEGV and aborts
+    assert proc.returncode in (-signal.SIGSEGV, -signal.SIGABRT)
+    assert "killed by SIG" in describe(proc)
