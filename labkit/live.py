@@ -602,6 +602,27 @@ class Ring:
         return run
 
 
+def io_wq_workers() -> int:
+    """How many io-wq worker threads (``iou-wrk-*``) this process has right now.
+
+    io_uring runs a request inline when the file can do it without blocking
+    (``IOCB_NOWAIT``); otherwise it hands it to an io-wq worker thread, which
+    costs a thread hand-off per request.  Workers linger for a while after use.
+    """
+    n = 0
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return 0
+    for tid in tasks:
+        try:
+            if Path(f"/proc/self/task/{tid}/comm").read_text().startswith("iou-wrk"):
+                n += 1
+        except OSError:
+            continue
+    return n
+
+
 # --------------------------------------------------------------------------- correctness
 
 
@@ -919,6 +940,7 @@ __all__ = [
     "TARGETS",
     "default_registered_size",
     "fixed_lands_right",
+    "io_wq_workers",
     "is_tmpfs",
     "kernel_release",
     "open_zero",
