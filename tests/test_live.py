@@ -371,3 +371,25 @@ def test_read_fixed_roundtrip_for_notebook_2():
     head = live.read_fixed_roundtrip_ns(buffer_size=1 << 20, iters=50, batches=2)
     tail = live.read_fixed_roundtrip_ns(buffer_size=1 << 20, where="tail", iters=50, batches=2)
     assert head > 0 and tail > 0
+
+
+# --------------------------------------------------------------------------- experiment runners
+
+
+def test_runners_give_tidy_rows():
+    pytest.importorskip("labkit.bench")
+    df = live.run_syscalls("tmpfs", iters=50, repeats=2, warmup=0)
+    assert len(df) == 2 * len(live.SYSCALL_VARIANTS)
+    assert set(df["variant"]) == set(live.SYSCALL_VARIANTS)
+    assert set(df["target"]) == {"tmpfs"} and set(df["bytes"]) == {LEN}
+    if not PROBE["available"]:
+        pytest.skip(PROBE["reason"])
+    df = live.run_uring_qd1("zero", ops=("read", "readv1"), iters=20, repeats=2, warmup=0)
+    assert sorted(df["variant"]) == ["read", "read", "readv1", "readv1"]
+    df = live.run_fixed_head_tail(size=1 << 20, iters=20, repeats=2, warmup=0)
+    assert set(df["pages_skipped"]) == {(1 << 20) // live.PAGE_SIZE - 1}
+    df = live.run_peak(ops=("read",), depths=(1, 4), ios=64, repeats=2, warmup=1)
+    assert len(df) == 4
+    assert sorted(set(df["depth"])) == [1, 4]
+    assert (df.loc[df["depth"] == 1, "ios_per_enter"] <= 1).all()
+    assert (df.loc[df["depth"] == 4, "ios_per_enter"] > 1).all()
