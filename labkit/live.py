@@ -700,7 +700,8 @@ def fixed_lands_right(ring: Ring, pf: PatternFile, length: int = DEFAULT_LENGTH,
 # --------------------------------------------------------------------------- experiments
 #
 # The notebook's experiments, measured through the harness (labkit.bench.run:
-# pinned, warmed up, variants interleaved A B A B ...).  Each returns the
+# pinned, warmed up, variants interleaved with the order rotated every round:
+# A B C, B C A, ...).  Each returns the
 # harness's tidy DataFrame (one row per batch).
 
 
@@ -768,7 +769,8 @@ def run_syscalls(target: str = "zero", *, length: int = DEFAULT_LENGTH, iters: i
         variants = syscall_variants(src.fd, length=length, iters=iters, offset=offset,
                                     names=names)
         return bench.run("live-syscalls", variants, repeats=repeats, warmup=warmup,
-                         params={"target": target, "bytes": length, "iters": iters}, cpu=cpu)
+                         params={"target": target, "bytes": length, "iters": iters},
+                         cpu=cpu, rotate=True)
     finally:
         src.close()
 
@@ -793,7 +795,7 @@ def run_uring_qd1(target: str = "zero", *, ops: Iterable[str] = URING_OPS,
                         for op in ops}
             return bench.run("live-uring-qd1", variants, repeats=repeats, warmup=warmup,
                              params={"target": target, "bytes": length, "iters": iters,
-                                     "registered_ring": register_ring_fd}, cpu=cpu)
+                                     "registered_ring": register_ring_fd}, cpu=cpu, rotate=True)
     finally:
         src.close()
 
@@ -822,7 +824,7 @@ def run_fixed_head_tail(*, size: int, length: int = DEFAULT_LENGTH, iters: int =
                              params={"buffer_bytes": size,
                                      "pages_skipped": (size - length) // PAGE_SIZE,
                                      "hugepages": hugepages, "bytes": length, "iters": iters},
-                             cpu=cpu)
+                             cpu=cpu, rotate=True)
     finally:
         os.close(zfd)
 
@@ -863,7 +865,8 @@ def run_peak(*, ops: Iterable[str] = ("read", "readv1", "readv_empty"),
 
             variants = {f"{op}@{d}": make(op, d) for d in depths for op in ops}
             df = bench.run("live-uring-peak", variants, repeats=repeats, warmup=warmup,
-                           params={"bytes": length, "ios": ios, "batch": batch}, cpu=cpu)
+                           params={"bytes": length, "ios": ios, "batch": batch},
+                           cpu=cpu, rotate=True)
     finally:
         os.close(zfd)
     kept = {k: v[len(v) - repeats:] for k, v in details.items()}
