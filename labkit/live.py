@@ -35,7 +35,8 @@ import os
 import platform
 import statistics
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -118,6 +119,45 @@ def _aligned_buffer(size: int) -> tuple[Any, Any]:
     addr = int(ffi.cast("uintptr_t", owner))
     aligned = (addr + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1)
     return owner, ffi.cast("char *", aligned)
+
+
+# --------------------------------------------------------------------------- clock
+
+#: Clocks the live loops can read: "wall" (lk_clock_ns, CLOCK_MONOTONIC_RAW, the
+#: default) or "cpu" (the calling thread's CPU time, CLOCK_THREAD_CPUTIME_ID).
+CLOCKS: dict[str, int] = {"wall": lib.LK_LIVE_CLOCK_WALL, "cpu": lib.LK_LIVE_CLOCK_THREAD_CPU}
+
+
+def get_clock() -> str:
+    """The clock the live loops read now: "wall" or "cpu"."""
+    value = lib.lk_live_get_clock()
+    return next(name for name, v in CLOCKS.items() if v == value)
+
+
+def set_clock(name: str) -> str:
+    """Choose the clock of the live loops; returns the previous one.
+
+    "cpu" counts only the CPU time of the calling thread (user + system), so
+    time spent preempted by other work on a shared machine drops out.  It is
+    right for work done in the calling thread: system calls, and io_uring
+    requests that complete inline (/dev/zero).  It is wrong for requests
+    handed to io-wq workers (their time is in other threads): use "wall" there.
+    """
+    if name not in CLOCKS:
+        raise ValueError(f"clock must be one of {tuple(CLOCKS)}, got {name!r}")
+    old = lib.lk_live_set_clock(CLOCKS[name])
+    _check(old, f"set clock {name}")
+    return next(k for k, v in CLOCKS.items() if v == old)
+
+
+@contextmanager
+def clock(name: str) -> Iterator[str]:
+    """Use clock ``name`` for the live loops inside a ``with`` block."""
+    old = set_clock(name)
+    try:
+        yield name
+    finally:
+        set_clock(old)
 
 
 # --------------------------------------------------------------------------- environment
@@ -753,7 +793,7 @@ class _Target:
 
 def run_syscalls(target: str = "zero", *, length: int = DEFAULT_LENGTH, iters: int = 100_000,
                  repeats: int = 9, warmup: int = 1, names: Iterable[str] = SYSCALL_VARIANTS,
-                 cpu: int | None = None) -> Any:
+                 cpu: int | None = None, clock_name: str = "wall") -> Any:
     """read vs readv(1) vs readv(4K + empty) vs readv(2 x 2K) vs preadv2, interleaved.
 
     ``target`` "zero" reads /dev/zero at the file position (read/readv, as
@@ -768,9 +808,10 @@ def run_syscalls(target: str = "zero", *, length: int = DEFAULT_LENGTH, iters: i
         offset = src.offset
         variants = syscall_variants(src.fd, length=length, iters=iters, offset=offset,
                                     names=names)
-        return bench.run("live-syscalls", variants, repeats=repeats, warmup=warmup,
-                         params={"target": target, "bytes": length, "iters": iters},
-                         cpu=cpu, rotate=True)
+        with clock(clock_name):
+            return bench.run("live-syscalls", variants, repeats=repeats, warmup=warmup,
+                             params={"target": target, "bytes": length, "iters": iters,
+                                     "clock": clock_name}, cpu=cpu, rotate=True)
     finally:
         src.close()
 
@@ -778,7 +819,7 @@ def run_syscalls(target: str = "zero", *, length: int = DEFAULT_LENGTH, iters: i
 def run_uring_qd1(target: str = "zero", *, ops: Iterable[str] = URING_OPS,
                   length: int = DEFAULT_LENGTH, iters: int = 20_000, repeats: int = 9,
                   warmup: int = 1, register_ring_fd: bool = False,
-                  cpu: int | None = None) -> Any:
+                  cpu: int | None = None, clock_name: str = "wall") -> Any:
     """io_uring round trips at queue depth 1, one variant per op, interleaved.
 
     READ_FIXED reads into the head of a 1 MiB registered buffer.  Rows carry
@@ -793,16 +834,18 @@ def run_uring_qd1(target: str = "zero", *, ops: Iterable[str] = URING_OPS,
             variants = {op: ring.roundtrip_variant(op, src.fd, length, iters=iters,
                                                    offset=max(src.offset, 0))
                         for op in ops}
-            return bench.run("live-uring-qd1", variants, repeats=repeats, warmup=warmup,
-                             params={"target": target, "bytes": length, "iters": iters,
-                                     "registered_ring": register_ring_fd}, cpu=cpu, rotate=True)
+            with clock(clock_name):
+                return bench.run("live-uring-qd1", variants, repeats=repeats, warmup=warmup,
+                                 params={"target": target, "bytes": length, "iters": iters,
+                                         "registered_ring": register_ring_fd,
+                                         "clock": clock_name}, cpu=cpu, rotate=True)
     finally:
         src.close()
 
 
 def run_fixed_head_tail(*, size: int, length: int = DEFAULT_LENGTH, iters: int = 20_000,
                         repeats: int = 9, warmup: int = 1, hugepages: bool = False,
-                        cpu: int | None = None) -> Any:
+                        cpu: int | None = None, clock_name: str = "wall") -> Any:
     """READ_FIXED of /dev/zero into the head vs the tail of one registered buffer (R1 today).
 
     Variants ``head`` (offset 0) and ``tail`` (offset ``size - length``);
@@ -820,11 +863,14 @@ def run_fixed_head_tail(*, size: int, length: int = DEFAULT_LENGTH, iters: int =
                 "tail": ring.roundtrip_variant("read_fixed", zfd, length, iters=iters,
                                                buf_offset=size - length),
             }
-            return bench.run("live-fixed-head-tail", variants, repeats=repeats, warmup=warmup,
-                             params={"buffer_bytes": size,
-                                     "pages_skipped": (size - length) // PAGE_SIZE,
-                                     "hugepages": hugepages, "bytes": length, "iters": iters},
-                             cpu=cpu, rotate=True)
+            with clock(clock_name):
+                return bench.run("live-fixed-head-tail", variants, repeats=repeats,
+                                 warmup=warmup,
+                                 params={"buffer_bytes": size,
+                                         "pages_skipped": (size - length) // PAGE_SIZE,
+                                         "hugepages": hugepages, "bytes": length,
+                                         "iters": iters, "clock": clock_name},
+                                 cpu=cpu, rotate=True)
     finally:
         os.close(zfd)
 
@@ -931,6 +977,7 @@ def read_syscall_ns(*, length: int = DEFAULT_LENGTH, iters: int = 100_000,
 
 
 __all__ = [
+    "CLOCKS",
     "DEFAULT_LENGTH",
     "LABELS",
     "MAX_REGISTERED_BUFFER",
@@ -942,7 +989,9 @@ __all__ = [
     "Sizes",
     "TARGETS",
     "default_registered_size",
+    "clock",
     "fixed_lands_right",
+    "get_clock",
     "io_wq_workers",
     "is_tmpfs",
     "kernel_release",
@@ -955,6 +1004,7 @@ __all__ = [
     "run_peak",
     "run_syscalls",
     "run_uring_qd1",
+    "set_clock",
     "sizes",
     "syscall_ns",
     "syscall_read",

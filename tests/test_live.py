@@ -393,3 +393,14 @@ def test_runners_give_tidy_rows():
     assert sorted(set(df["depth"])) == [1, 4]
     assert (df.loc[df["depth"] == 1, "ios_per_enter"] <= 1).all()
     assert (df.loc[df["depth"] == 4, "ios_per_enter"] > 1).all()
+
+
+def test_clock_selection(zero_fd):
+    assert live.get_clock() == "wall"
+    with live.clock("cpu"):
+        assert live.get_clock() == "cpu"
+        assert live.syscall_ns("read", zero_fd, iters=100) > 0
+    assert live.get_clock() == "wall"
+    with pytest.raises(ValueError):
+        live.set_clock("sundial")
+    assert live.get_clock() == "wall"

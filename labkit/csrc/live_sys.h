@@ -34,6 +34,22 @@ double lk_time_readv_split(int fd, void *buf, size_t len, int64_t off, uint64_t 
 /* preadv2(2) with one segment and flags 0 (offset -1 = current position). */
 double lk_time_preadv2(int fd, void *buf, size_t len, int64_t off, uint64_t iters);
 
+/*
+ * The clock the live loops read before and after a batch.  WALL is
+ * lk_clock_ns() (CLOCK_MONOTONIC_RAW), the default.  THREAD_CPU is the
+ * calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID, user + system): on a
+ * shared machine it leaves out the time the thread sat preempted, which wall
+ * time counts.  It suits work done entirely in the calling thread (system
+ * calls; io_uring requests completed inline), not work handed to other
+ * threads.  Reading it costs a few hundred ns, twice per batch.
+ * lk_live_set_clock returns the previous setting, or -EINVAL.
+ */
+#define LK_LIVE_CLOCK_WALL 0
+#define LK_LIVE_CLOCK_THREAD_CPU 1
+int lk_live_set_clock(int which);
+int lk_live_get_clock(void);
+uint64_t lk_live_now(void);
+
 /* One call of a variant, untimed: bytes transferred or -errno (for correctness checks). */
 #define LK_SYS_READ 0
 #define LK_SYS_READV1 1

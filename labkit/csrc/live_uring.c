@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "live_uring.h"
+#include "live_sys.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -708,7 +709,7 @@ double lk_time_uring_qd1(struct lk_ring *r, const struct lk_uop *op, uint64_t it
 		min_complete = 1;
 		flags = IORING_ENTER_GETEVENTS;
 	}
-	t0 = lk_clock_ns();
+	t0 = lk_live_now();
 	for (k = 0; k < iters; k++) {
 		lk_push(r, &tmpl);
 		lk_publish(r, 1);
@@ -726,7 +727,7 @@ double lk_time_uring_qd1(struct lk_ring *r, const struct lk_uop *op, uint64_t it
 		if (err)
 			return err;
 	}
-	t1 = lk_clock_ns();
+	t1 = lk_live_now();
 	return (double)(t1 - t0) / (double)iters;
 }
 

@@ -101,7 +101,7 @@ int lk_ring_copy_out(const struct lk_ring *r, int which, size_t off, void *dst, 
 
 /* One operation at queue depth 1: the completion's res, or -errno / -ETIME. */
 int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op);
-/* QD1 round trips: submit one, wait for it, reap it; ns per round trip. */
+/* QD1 round trips: submit one, wait for it, reap it; ns per round trip (clock: lk_live_set_clock). */
 double lk_time_uring_qd1(struct lk_ring *r, const struct lk_uop *op, uint64_t iters);
 /* Batched peak loop (t/io_uring style): 0 and *out filled, or -errno. */
 int lk_time_uring_peak(struct lk_ring *r, const struct lk_uop *op, unsigned depth,
