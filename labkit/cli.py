@@ -69,6 +69,11 @@ def _info(args: argparse.Namespace) -> int:
     io = env["io_uring"]
     print()
     print("io_uring: " + ("usable" if io["usable"] else f"NOT usable ({io['reason']})"))
+    from labkit.live import probe
+
+    live = probe()
+    print("live io_uring experiments: " + ("run" if live["available"] else "skipped")
+          + f" ({live['reason']})")
     return 0
 
 
