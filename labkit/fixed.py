@@ -1,0 +1,371 @@
+"""Registered ("fixed") buffers and ``io_import_fixed``: the R1 experiment.
+
+io_uring lets a program register a buffer once (``IORING_REGISTER_BUFFERS``)
+and then read into any part of it with ``IORING_OP_READ_FIXED``.  The kernel
+pins the pages at registration and describes them by a table of bvecs
+(``io_sqe_buffer_register`` in ``io_uring/rsrc.c``, ``fs/io_uring.c`` in
+2019).  Each read then builds a BVEC iterator over the part of the buffer it
+targets (``io_import_fixed``), and *how it seeks* to that part is what the
+2019 report was about: reading at the tail of a 1 GiB buffer took 1,039,879 ns
+instead of about 11 µs, because the iterator was advanced to the offset one
+page at a time.
+
+History modelled here (all of it in ``io_import_fixed``):
+
+* **walk-2019** — before July 2019: ``iov_iter_bvec`` over the whole table,
+  then ``iov_iter_advance(iter, offset)``, which in Linux 5.2 walked a
+  ``struct bvec_iter`` one single-page piece at a time.
+* **shift-2019** — commit bd11b3a391e3 "io_uring: dont use iov_iter_advance()
+  for fixed buffers" (Jens Axboe, July 2019, reported by Hrvoje Zeba): inside
+  the first bvec advance, otherwise skip ``1 + ((offset - first_len) >>
+  PAGE_SHIFT)`` bvecs.  Its iterator count assumed the first bvec was a full
+  page; "io_uring: fix manual setup of iov_iter for fixed buffers" (Aleix Roca
+  Nonell, Aug 2019) repaired it.  ``bugs=("count-2019",)`` brings the bug back.
+* **off-by-one** — d6fef34ee4d1 "io_uring: fix off-by-one bvec index" (Keith
+  Busch, Nov 2023): with ``offset <= first_len`` an offset equal to the first
+  bvec's length stayed on the first bvec with nothing left in it, a
+  zero-length segment that broke NVMe's PRP list building.
+  ``bugs=("off-by-one-2023",)`` brings it back (on ``seek="shift"``).
+* **folios** — "io_uring/rsrc: enable multi-hugepage buffer coalescing"
+  (Chenliang Li, 2024): bvecs cover whole folios and the skip shifts by the
+  folio size (``folio_shift``).
+* **exact nr_segs** — 2025 ("send exact nr_segs for fixed buffer", Pavel
+  Begunkov; the ``bv_offset`` term found in review by Nitesh Shetty): the
+  iterator holds only the segments the read spans.  Only ``seek="shift"`` does
+  this; the other seeks leave every bvec remaining in the table, as the kernel
+  did.
+* **walk** — today's ``iov_iter_advance`` on a fresh BVEC iterator (one step
+  per bvec, not per page), for comparison.
+
+Every seek runs in C (``labkit/csrc/fixed_buf.c``), and every one of them,
+buggy or not, is bounded so that no copy can leave the registered memory.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from labkit._ffi import ffi, lib, raise_errno
+from labkit.iov_iter import IovIter, direction_arg
+from labkit.memory import PAGE_SIZE, Mapping, UserMemory
+
+SEEKS: dict[str, int] = {
+    "walk-2019": lib.LK_SEEK_WALK_2019,
+    "walk": lib.LK_SEEK_WALK,
+    "shift-2019": lib.LK_SEEK_SHIFT_2019,
+    "shift": lib.LK_SEEK_SHIFT,
+}
+"""The four ways to seek, by name (see the module docstring)."""
+
+BUGS: dict[str, tuple[int, str]] = {
+    "count-2019": (lib.LK_FIXED_BUG_COUNT_2019, "shift-2019"),
+    "off-by-one-2023": (lib.LK_FIXED_BUG_OFF_BY_ONE_2023, "shift"),
+}
+"""Historical bugs that can be switched back on: name -> (flag, the seek it lives in).
+
+``count-2019``: the first shift-2019 counted the first bvec as a whole page, so
+with a buffer that does not start on a page boundary the iterator's count
+came out ``PAGE_SIZE - first_len`` bytes short (and, for a read shorter than
+that, wrapped around below zero; the model clamps the count to what the
+segments hold, as it does for any buggy count).
+
+``off-by-one-2023``: ``offset <= first_len`` instead of ``<``: at an offset
+equal to the first bvec's length the iterator stays on the first bvec with
+iov_offset == its length, so its current segment is empty.
+"""
+
+MAX_REGISTER = int(lib.LK_FIXED_MAX_LEN)
+"""The largest buffer io_uring registers (1 GiB)."""
+
+BVEC_DTYPE = np.dtype([("page", "<u8"), ("len", "<u4"), ("offset", "<u4")])
+"""The layout of ``struct lk_bvec``: page address, length, offset in the page (folio)."""
+
+
+class RegisteredBuffer:
+    """A registered buffer: user range plus its bvec table over the real pages.
+
+    Built by :func:`register_buffer`.  It keeps the mappings it covers alive,
+    as the kernel keeps registered pages pinned: unmapping them from the
+    :class:`~labkit.UserMemory` does not free the memory under the table.
+
+    Attributes:
+        addr: user address of the first byte.
+        length: bytes registered.
+        nr_bvecs: entries in the bvec table.
+        folio_shift: log2 of the size of each (non-first, non-last) bvec.
+    """
+
+    def __init__(self, c_buf: Any, mem: UserMemory, mappings: list[Mapping]) -> None:
+        """Wrap a C ``struct lk_fixed_buf`` (internal: use :func:`register_buffer`)."""
+        self._buf = c_buf
+        self._mem = mem
+        self._mappings = tuple(mappings)
+        self.addr = int(c_buf.ubuf)
+        self.length = int(c_buf.len)
+        self.nr_bvecs = int(c_buf.nr_bvecs)
+        self.folio_shift = int(c_buf.folio_shift)
+        self._table: np.ndarray | None = None
+
+    @property
+    def c_buf(self) -> Any:
+        """The C ``struct lk_fixed_buf *`` (for labkit's own C calls)."""
+        return self._buf
+
+    @property
+    def folio_size(self) -> int:
+        """Bytes per whole bvec (``1 << folio_shift``)."""
+        return 1 << self.folio_shift
+
+    @property
+    def first_len(self) -> int:
+        """Length of the first bvec (from the buffer start to the page/folio end)."""
+        return int(self._buf.bvec[0].bv_len)
+
+    @property
+    def table(self) -> np.ndarray:
+        """The bvec table as a read-only numpy structured array (page, len, offset)."""
+        if self._table is None:
+            raw = ffi.buffer(self._buf.bvec, self.nr_bvecs * ffi.sizeof("struct lk_bvec"))
+            view = memoryview(raw).toreadonly()
+            self._table = np.frombuffer(view, dtype=BVEC_DTYPE)
+        return self._table
+
+    def view(self) -> np.ndarray:
+        """A writable uint8 view of the registered bytes (for checking copies)."""
+        for m in self._mappings:
+            if m.addr <= self.addr and self.addr + self.length <= m.end:
+                return m.array[self.addr - m.addr:self.addr - m.addr + self.length]
+        # The range spans adjacent mappings: return a copy-free view per mapping is
+        # impossible, so build a fresh array over the real bytes instead.
+        return np.frombuffer(ffi.buffer(ffi.cast("uint8_t *", self.addr), self.length),
+                             dtype=np.uint8)
+
+    def segments_spanned(self, offset: int, length: int) -> int:
+        """How many bvecs a read of ``length`` bytes at byte ``offset`` touches (0 if empty)."""
+        if length <= 0:
+            return 0
+        return self._bvec_index(offset + length - 1) - self._bvec_index(offset) + 1
+
+    def _bvec_index(self, offset: int) -> int:
+        first = self.first_len
+        if offset < first:
+            return 0
+        return 1 + ((offset - first) >> self.folio_shift)
+
+    def __repr__(self) -> str:
+        return (f"RegisteredBuffer(addr={self.addr:#x}, length={self.length}, "
+                f"nr_bvecs={self.nr_bvecs}, folio_shift={self.folio_shift})")
+
+
+def register_buffer(mem: UserMemory, addr: int, length: int, *,
+                    folio_shift: int = 12) -> RegisteredBuffer:
+    """Register ``length`` bytes at user address ``addr``, as ``io_sqe_buffer_register``.
+
+    The bvec table is built in C: the first bvec starts at ``addr``'s offset
+    within its page (folio) and runs to the page (folio) end or the buffer end;
+    the rest are whole pages (folios of ``2**folio_shift`` bytes); the last may
+    be short.
+
+    Args:
+        mem: the address space the buffer lives in.
+        addr: user address of the first byte.
+        length: bytes to register (1 to 1 GiB).
+        folio_shift: 12 for ordinary pages; 21 models memory backed by 2 MiB
+            huge folios, coalesced into one bvec per folio as Linux does since
+            2024.  Every folio the buffer touches must then be mapped: map the
+            memory with ``mem.map(size, align=2 << 20)`` and a size that is a
+            multiple of 2 MiB.
+
+    Raises:
+        OSError: EFAULT for a length of 0 or above 1 GiB, or a range that is
+            not mapped (as the kernel); EOVERFLOW for a range that wraps;
+            EINVAL for a folio_shift outside 12..30 or folios not fully mapped.
+    """
+    if not isinstance(mem, UserMemory):
+        raise TypeError(f"mem must be a labkit.UserMemory, not {type(mem).__name__}")
+    addr, length, folio_shift = int(addr), int(length), int(folio_shift)
+    if not 0 <= addr < 2**64:
+        raise_errno(errno.EFAULT, f"register_buffer: address {addr:#x} is not a user address")
+    if length < 0 or length >= 2**64:
+        raise_errno(errno.EFAULT, f"register_buffer: bad length {length}")
+    if not 0 <= folio_shift < 64:
+        raise_errno(errno.EINVAL, f"register_buffer: folio_shift {folio_shift} out of range")
+    out = ffi.new("struct lk_fixed_buf **")
+    with mem.lock:
+        ret = lib.lk_fixed_register(mem.c_mm, addr, length, folio_shift, out)
+        if ret < 0:
+            err = -ret
+            if err == errno.EINVAL and lib.LK_FIXED_MIN_FOLIO_SHIFT <= folio_shift \
+                    <= lib.LK_FIXED_MAX_FOLIO_SHIFT:
+                why = (f"the {1 << folio_shift}-byte folios around [{addr:#x}, +{length}) "
+                       f"are not all mapped (map with align={1 << folio_shift})")
+            elif err == errno.EINVAL:
+                why = f"folio_shift must be 12..30, got {folio_shift}"
+            elif err == errno.EFAULT and (length == 0 or length > MAX_REGISTER):
+                why = f"length {length} must be 1..{MAX_REGISTER} bytes"
+            else:
+                why = f"[{addr:#x}, +{length}) cannot be registered"
+            raise_errno(err, f"register_buffer: {why}")
+        end = addr + length
+        covered = [m for m in mem.mappings if m.addr < end and addr < m.end]
+        if folio_shift > 12:
+            mask = (1 << folio_shift) - 1
+            lo, hi = addr & ~mask, (end + mask) & ~mask
+            covered = [m for m in mem.mappings if m.addr < hi and lo < m.end]
+    c_buf = ffi.gc(out[0], lib.lk_fixed_unregister)
+    return RegisteredBuffer(c_buf, mem, covered)
+
+
+def _seek_arg(seek: str) -> int:
+    try:
+        return SEEKS[seek]
+    except (KeyError, TypeError):
+        raise ValueError(f"seek must be one of {sorted(SEEKS)}, got {seek!r}") from None
+
+
+def _bugs_arg(bugs: Iterable[str], seek: str) -> int:
+    if isinstance(bugs, str):
+        bugs = (bugs,)
+    flags = 0
+    for name in bugs:
+        if name not in BUGS:
+            raise ValueError(f"unknown bug {name!r}; known: {sorted(BUGS)}")
+        flag, where = BUGS[name]
+        if where != seek:
+            raise ValueError(f"bug {name!r} lives in seek={where!r}, not seek={seek!r}")
+        flags |= flag
+    return flags
+
+
+def _reg_arg(reg: Any) -> RegisteredBuffer:
+    if not isinstance(reg, RegisteredBuffer):
+        raise TypeError(f"reg must be a RegisteredBuffer, not {type(reg).__name__}")
+    return reg
+
+
+def io_import_fixed(direction: int, reg: RegisteredBuffer, addr: int, length: int, *,
+                    seek: str = "shift", bugs: Iterable[str] = ()) -> IovIter:
+    """A BVEC iterator over ``length`` bytes at user ``addr`` inside ``reg``.
+
+    As io_uring's ``io_import_fixed()`` (``io_uring/rsrc.c``), seeking to the
+    address in one of four ways (``seek``): ``"walk-2019"``, ``"walk"``,
+    ``"shift-2019"`` or ``"shift"`` (today's; see the module docstring).  All
+    four leave the same count, iov_offset and current segment; only
+    ``"shift"`` sets nr_segs to the segments the read spans, the others leave
+    every bvec remaining in the table.  ``it.visited`` is the number of
+    segments (for walk-2019: single-page pieces) the seek examined.
+
+    Args:
+        direction: ITER_DEST for a read (READ_FIXED), ITER_SOURCE for a write.
+        reg: the registered buffer.
+        addr: user address of the first byte to transfer.
+        length: bytes to transfer.
+        seek: which seek to use.
+        bugs: historical bugs to switch back on (see :data:`BUGS`), each only
+            valid with the seek it lived in.
+
+    Raises:
+        OSError: EFAULT if the range is outside the buffer, wraps, or is longer
+            than MAX_RW_COUNT (as the kernel).
+        ValueError: for an unknown seek or bug, or a bug with the wrong seek.
+    """
+    d = direction_arg(direction)
+    reg = _reg_arg(reg)
+    s = _seek_arg(seek)
+    flags = _bugs_arg(bugs, seek)
+    addr, length = int(addr), int(length)
+    if not 0 <= addr < 2**64 or not 0 <= length < 2**64:
+        raise_errno(errno.EFAULT, f"io_import_fixed: [{addr:#x}, +{length}) is not a user range")
+    it = ffi.new("struct lk_iov_iter *")
+    ret = lib.lk_import_fixed(d, reg.c_buf, addr, length, s, flags, it)
+    if ret == -errno.EFAULT:
+        raise_errno(errno.EFAULT, f"io_import_fixed: [{addr:#x}, +{length}) is not inside "
+                    f"the registered [{reg.addr:#x}, +{reg.length}) or exceeds MAX_RW_COUNT")
+    if ret < 0:
+        raise_errno(-ret, "io_import_fixed")
+    return IovIter(it, (reg,))
+
+
+def _offset_arg(reg: RegisteredBuffer, offset: int, length: int) -> tuple[int, int]:
+    offset, length = int(offset), int(length)
+    if offset < 0 or length < 0 or offset + length > reg.length:
+        raise_errno(errno.EFAULT, f"offset {offset} + length {length} is outside the "
+                    f"{reg.length}-byte registered buffer")
+    return offset, length
+
+
+def time_fixed_seek(reg: RegisteredBuffer, offset: int, length: int, seek: str,
+                    iters: int) -> float:
+    """ns per ``io_import_fixed`` (range check + seek, no copy) at byte ``offset``.
+
+    One batch of ``iters`` imports timed in C (``lk_time_fixed_seek``).
+    """
+    reg = _reg_arg(reg)
+    offset, length = _offset_arg(reg, offset, length)
+    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, _seek_arg(seek), max(int(iters), 1))
+    if ns < 0:
+        raise_errno(errno.EFAULT, "time_fixed_seek")
+    return float(ns)
+
+
+def time_fixed_submit(reg: RegisteredBuffer, offset: int, length: int, seek: str,
+                      iters: int, data: Any = None) -> float:
+    """ns per modelled submission: ``io_import_fixed`` + copy of ``length`` bytes.
+
+    The copy moves ``data`` (default: ``length`` bytes of 0xA5) into the
+    registered buffer at ``offset`` through the iterator, as a READ_FIXED would
+    once the data arrived.  One batch of ``iters`` timed in C
+    (``lk_time_fixed_submit``).
+    """
+    reg = _reg_arg(reg)
+    offset, length = _offset_arg(reg, offset, length)
+    src = bytes([0xA5]) * length if data is None else bytes(data)
+    if len(src) < length:
+        raise ValueError(f"data has {len(src)} bytes, fewer than length {length}")
+    csrc = ffi.from_buffer(src)
+    ns = lib.lk_time_fixed_submit(reg.c_buf, offset, length, _seek_arg(seek), csrc,
+                                  max(int(iters), 1))
+    if ns < 0:
+        raise_errno(errno.EFAULT, "time_fixed_submit")
+    return float(ns)
+
+
+def time_read_syscall(length: int = 1, iters: int = 10_000, path: str = "/dev/zero") -> float:
+    """ns per real ``read(fd, buf, length)`` system call on ``path``, timed in C.
+
+    A measured stand-in for a submission's fixed cost F (system call entry and
+    exit, file lookup, the driver) when the live io_uring round trip is not
+    available.
+    """
+    length = int(length)
+    if length < 0:
+        raise ValueError(f"length must be >= 0, got {length}")
+    buf = bytearray(max(length, 1))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        ns = lib.lk_time_read_syscall(fd, ffi.from_buffer(buf), length, max(int(iters), 1))
+    finally:
+        os.close(fd)
+    if ns < 0:
+        raise_errno(int(-ns), f"read({path})")
+    return float(ns)
+
+
+__all__ = [
+    "BUGS",
+    "BVEC_DTYPE",
+    "MAX_REGISTER",
+    "PAGE_SIZE",
+    "SEEKS",
+    "RegisteredBuffer",
+    "io_import_fixed",
+    "register_buffer",
+    "time_fixed_seek",
+    "time_fixed_submit",
+    "time_read_syscall",
+]
