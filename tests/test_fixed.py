@@ -257,7 +257,7 @@ def test_large_buffers_sampled(size):
     mem = labkit.UserMemory()
     m = mem.map(size + PAGE_SIZE)
     rng = random.Random(size)
-    for po in (0, 512, 3584):
+    for po in (0, 512, 3584, 4095):
         reg = register_buffer(mem, m.addr + po, size)
         offs = [0, reg.first_len, size - 1, size - PAGE_SIZE - 1, rng.randrange(size)]
         for off in offs:
