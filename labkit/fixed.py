@@ -45,14 +45,17 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.iov_iter import IovIter, direction_arg
 from labkit.memory import PAGE_SIZE, Mapping, UserMemory
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SEEKS: dict[str, int] = {
     "walk-2019": lib.LK_SEEK_WALK_2019,
@@ -356,6 +359,161 @@ def time_read_syscall(length: int = 1, iters: int = 10_000, path: str = "/dev/ze
     return float(ns)
 
 
+# ---- experiment helpers (notebook 02) ------------------------------------------------
+
+Runner = Callable[..., "pd.DataFrame"]
+
+
+def _default_run() -> Runner:
+    from labkit import bench  # the harness (labkit/bench.py)
+
+    return bench.run
+
+
+def calibrated_iters(batch: Callable[[int], float], target_ns: float = 2e6,
+                     max_iters: int = 10_000_000) -> int:
+    """Operations per batch so that one batch of ``batch(iters)`` lasts about ``target_ns``.
+
+    ``batch(iters)`` runs one timed batch and returns its ns/op; two short
+    probes estimate the cost per operation (the first also warms up).
+    """
+    batch(1)
+    per_op = max(batch(min(max_iters, 16)), 0.5)
+    per_op = min(per_op, batch(min(max_iters, 16)))
+    return int(min(max_iters, max(1, target_ns // max(per_op, 0.5))))
+
+
+def seek_offsets(length: int, points_per_decade: int = 4) -> list[int]:
+    """Page-aligned offsets from 0 to the last page of a ``length``-byte buffer, log-spaced."""
+    last_page = (int(length) - PAGE_SIZE) // PAGE_SIZE
+    if last_page < 1:
+        return [0]
+    n = max(2, round(points_per_decade * np.log10(max(last_page, 10))) + 1)
+    pages = np.unique(np.round(np.logspace(0, np.log10(last_page), n)).astype(int))
+    return [0] + [int(p) * PAGE_SIZE for p in pages]
+
+
+def seek_cost_experiment(reg: RegisteredBuffer, offsets: Iterable[int], *, length: int = PAGE_SIZE,
+                         repeats: int, seeks: Iterable[str] = tuple(SEEKS),
+                         target_ns: float = 2e6, run: Runner | None = None,
+                         experiment: str = "fixed-seek") -> pd.DataFrame:
+    """Cost of one ``io_import_fixed`` (seek only) at each offset, for each seek.
+
+    One ``run`` (``labkit.bench.run``: pinned, warmed up, seeks interleaved)
+    per offset; returns the concatenated tidy rows with the columns
+    ``offset``, ``pages_skipped``, ``buffer``, ``folio_shift``, ``length``.
+    """
+    import pandas as pd
+
+    run = run or _default_run()
+    frames = []
+    for off in offsets:
+        variants = {}
+        for s in seeks:
+            iters = calibrated_iters(
+                lambda n, s=s, off=off: time_fixed_seek(reg, off, length, s, n), target_ns)
+            variants[s] = (lambda s=s, off=off, iters=iters:
+                           time_fixed_seek(reg, off, length, s, iters))
+        frames.append(run(experiment, variants, repeats=repeats,
+                          params={"offset": int(off), "pages_skipped": int(off) // PAGE_SIZE,
+                                  "buffer": reg.length, "folio_shift": reg.folio_shift,
+                                  "length": length}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def submission_experiment(reg: RegisteredBuffer, *, length: int = PAGE_SIZE, repeats: int,
+                          seeks: Iterable[str] = tuple(SEEKS), target_ns: float = 2e6,
+                          run: Runner | None = None,
+                          experiment: str = "fixed-submit") -> pd.DataFrame:
+    """Modelled submission cost (seek + copy of ``length`` bytes) at the head and the tail.
+
+    Head: the first ``length`` bytes of the buffer; tail: the last
+    ``length``.  Variants are named ``"<seek> head"`` / ``"<seek> tail"`` and
+    interleaved in one ``run``; columns ``seek``, ``where``, ``buffer``,
+    ``folio_shift``, ``length`` are added.
+    """
+    run = run or _default_run()
+    places = {"head": 0, "tail": reg.length - length}
+    variants = {}
+    for s in seeks:
+        for where, off in places.items():
+            iters = calibrated_iters(
+                lambda n, s=s, off=off: time_fixed_submit(reg, off, length, s, n), target_ns)
+            variants[f"{s} {where}"] = (lambda s=s, off=off, iters=iters:
+                                        time_fixed_submit(reg, off, length, s, iters))
+    df = run(experiment, variants, repeats=repeats,
+             params={"buffer": reg.length, "folio_shift": reg.folio_shift, "length": length})
+    df["seek"] = df["variant"].str.rsplit(" ", n=1).str[0]
+    df["where"] = df["variant"].str.rsplit(" ", n=1).str[1]
+    return df
+
+
+def fixed_cost_source() -> tuple[str, Callable[[], float]]:
+    """The measured fixed cost F of one submission: (description, zero-arg batch callable).
+
+    The live io_uring READ_FIXED round trip (``labkit.live``) when it exists
+    and the kernel allows io_uring; otherwise one real ``read()`` system call
+    of one byte from /dev/zero, timed in C.  Never a chosen number.
+    """
+    try:
+        from labkit import live  # type: ignore[attr-defined]
+
+        probe = live.read_fixed_roundtrip_ns
+        probe()
+        return ("live io_uring READ_FIXED round trip (labkit.live)", probe)
+    except Exception:  # no live module, or the kernel refused io_uring: fall back
+        pass
+    iters = calibrated_iters(lambda n: time_read_syscall(1, n), 2e6, 1_000_000)
+    return ("read(2) of 1 byte from /dev/zero, timed in C",
+            lambda: time_read_syscall(1, iters))
+
+
+def composed_ratio_ci(fixed: Sequence[float], num: Sequence[float], den: Sequence[float], *,
+                      n_boot: int = 4000, ci: float = 0.95,
+                      seed: int = 0) -> tuple[float, float, float]:
+    """(point, low, high) of (F + num) / (F + den) from medians, with a bootstrap interval.
+
+    Each bootstrap round resamples the F, numerator and denominator samples
+    independently (with replacement) and takes the ratio of the medians; the
+    same resampled F enters numerator and denominator.
+    """
+    f, a, b = (np.asarray(x, dtype=float) for x in (fixed, num, den))
+    if not (len(f) and len(a) and len(b)):
+        raise ValueError("every sample set must be non-empty")
+    rng = np.random.default_rng(seed)
+    point = (np.median(f) + np.median(a)) / (np.median(f) + np.median(b))
+    fm = np.median(rng.choice(f, (n_boot, len(f))), axis=1)
+    am = np.median(rng.choice(a, (n_boot, len(a))), axis=1)
+    bm = np.median(rng.choice(b, (n_boot, len(b))), axis=1)
+    boots = (fm + am) / (fm + bm)
+    lo, hi = np.quantile(boots, [(1 - ci) / 2, 1 - (1 - ci) / 2])
+    return float(point), float(lo), float(hi)
+
+
+def fit_ns_per_page(df: pd.DataFrame, *, seek: str = "walk-2019", min_pages: int = 1,
+                    n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """Slope of ns per seek against pages skipped: (point, low, high), 95 % bootstrap.
+
+    Least squares on the per-offset medians of ``seek`` (offsets with at least
+    ``min_pages`` pages skipped); the interval resamples the repeats within
+    each offset.
+    """
+    d = df[(df["variant"] == seek) & (df["pages_skipped"] >= min_pages)]
+    groups = [g["ns_per_op"].to_numpy() for _, g in d.groupby("pages_skipped")]
+    x = np.array(sorted(d["pages_skipped"].unique()), dtype=float)
+    if len(x) < 2:
+        raise ValueError("need at least two offsets to fit a slope")
+    y = np.array([np.median(g) for g in groups])
+    point = float(np.polyfit(x, y, 1)[0])
+    rng = np.random.default_rng(seed)
+    slopes = []
+    for _ in range(n_boot):
+        yb = np.array([np.median(rng.choice(g, len(g))) for g in groups])
+        slopes.append(np.polyfit(x, yb, 1)[0])
+    lo, hi = np.quantile(slopes, [0.025, 0.975])
+    return point, float(lo), float(hi)
+
+
 __all__ = [
     "BUGS",
     "BVEC_DTYPE",
@@ -368,4 +526,11 @@ __all__ = [
     "time_fixed_seek",
     "time_fixed_submit",
     "time_read_syscall",
+    "calibrated_iters",
+    "composed_ratio_ci",
+    "fit_ns_per_page",
+    "fixed_cost_source",
+    "seek_cost_experiment",
+    "seek_offsets",
+    "submission_experiment",
 ]

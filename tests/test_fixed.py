@@ -448,3 +448,50 @@ def test_timing_kernels_run_and_validate():
     with pytest.raises(OSError):
         labkit.fixed.time_fixed_seek(reg, reg.length, 1, "shift", 10)
     assert labkit.fixed.time_read_syscall(1, 10) > 0
+
+
+# ---- experiment helpers: logic on synthetic data ------------------------------------------
+
+
+def test_composed_ratio_ci_logic():
+    f = [100.0] * 9
+    point, lo, hi = labkit.fixed.composed_ratio_ci(f, [300.0] * 9, [100.0] * 9)
+    assert point == lo == hi == 2.0
+    rng = np.random.default_rng(1)
+    point, lo, hi = labkit.fixed.composed_ratio_ci(rng.normal(100, 5, 50),
+                                                   rng.normal(900, 30, 50),
+                                                   rng.normal(100, 5, 50))
+    assert lo < point < hi and lo < 5.0 < hi
+    with pytest.raises(ValueError):
+        labkit.fixed.composed_ratio_ci([], [1.0], [1.0])
+
+
+def test_fit_ns_per_page_recovers_a_known_slope():
+    import pandas as pd
+
+    rows = [{"variant": "walk-2019", "pages_skipped": p, "ns_per_op": 10 + 3.0 * p + e}
+            for p in (0, 10, 100, 1000, 10000) for e in (-1.0, 0.0, 1.0)]
+    point, lo, hi = labkit.fixed.fit_ns_per_page(pd.DataFrame(rows), min_pages=1, n_boot=200)
+    assert point == pytest.approx(3.0, rel=1e-6) and lo <= 3.0 <= hi
+
+
+def test_experiment_helpers_with_a_stand_in_runner():
+    import pandas as pd
+
+    calls = []
+
+    def run(experiment, variants, *, repeats, params=None, **_):
+        calls.append((experiment, sorted(variants), params))
+        return pd.DataFrame([{"experiment": experiment, "variant": v, "repeat": r,
+                              "ns_per_op": variants[v](), **(params or {})}
+                             for r in range(repeats) for v in variants])
+
+    mem, m, reg = make_buffer(64 * PAGE_SIZE, 0)
+    offs = labkit.fixed.seek_offsets(reg.length)
+    assert offs[0] == 0 and offs[-1] == reg.length - PAGE_SIZE and offs == sorted(set(offs))
+    df = labkit.fixed.seek_cost_experiment(reg, offs[:3], repeats=2, run=run, target_ns=1e4)
+    assert len(df) == 3 * 4 * 2 and set(df["variant"]) == set(SEEK_NAMES)
+    assert list(df["pages_skipped"].unique()) == [o // PAGE_SIZE for o in offs[:3]]
+    sub = labkit.fixed.submission_experiment(reg, repeats=2, run=run, target_ns=1e4)
+    assert set(sub["where"]) == {"head", "tail"} and set(sub["seek"]) == set(SEEK_NAMES)
+    assert (sub["ns_per_op"] > 0).all()
