@@ -370,17 +370,10 @@ def _default_run() -> Runner:
     return bench.run
 
 
-def calibrated_iters(batch: Callable[[int], float], target_ns: float = 2e6,
-                     max_iters: int = 10_000_000) -> int:
-    """Operations per batch so that one batch of ``batch(iters)`` lasts about ``target_ns``.
+def _calibrate(kernel: Callable[[int], float], target_ns: float) -> int:
+    from labkit import bench
 
-    ``batch(iters)`` runs one timed batch and returns its ns/op; two short
-    probes estimate the cost per operation (the first also warms up).
-    """
-    batch(1)
-    per_op = max(batch(min(max_iters, 16)), 0.5)
-    per_op = min(per_op, batch(min(max_iters, 16)))
-    return int(min(max_iters, max(1, target_ns // max(per_op, 0.5))))
+    return bench.calibrate(kernel, target_ns=target_ns, max_iters=10_000_000)
 
 
 def seek_offsets(length: int, points_per_decade: int = 4) -> list[int]:
@@ -410,7 +403,7 @@ def seek_cost_experiment(reg: RegisteredBuffer, offsets: Iterable[int], *, lengt
     for off in offsets:
         variants = {}
         for s in seeks:
-            iters = calibrated_iters(
+            iters = _calibrate(
                 lambda n, s=s, off=off: time_fixed_seek(reg, off, length, s, n), target_ns)
             variants[s] = (lambda s=s, off=off, iters=iters:
                            time_fixed_seek(reg, off, length, s, iters))
@@ -437,7 +430,7 @@ def submission_experiment(reg: RegisteredBuffer, *, length: int = PAGE_SIZE, rep
     variants = {}
     for s in seeks:
         for where, off in places.items():
-            iters = calibrated_iters(
+            iters = _calibrate(
                 lambda n, s=s, off=off: time_fixed_submit(reg, off, length, s, n), target_ns)
             variants[f"{s} {where}"] = (lambda s=s, off=off, iters=iters:
                                         time_fixed_submit(reg, off, length, s, iters))
@@ -448,22 +441,29 @@ def submission_experiment(reg: RegisteredBuffer, *, length: int = PAGE_SIZE, rep
     return df
 
 
-def fixed_cost_source() -> tuple[str, Callable[[], float]]:
+def fixed_cost_source(*, target_ns: float = 2e6) -> tuple[str, Callable[[], float]]:
     """The measured fixed cost F of one submission: (description, zero-arg batch callable).
 
-    The live io_uring READ_FIXED round trip (``labkit.live``) when it exists
-    and the kernel allows io_uring; otherwise one real ``read()`` system call
-    of one byte from /dev/zero, timed in C.  Never a chosen number.
+    F is what a submission costs besides the seek and the copy, so it is
+    measured with a 1-byte transfer: the live io_uring READ_FIXED round trip
+    at queue depth 1 (``labkit.live.read_fixed_roundtrip_ns``) when that module
+    exists and the kernel allows io_uring; otherwise one real ``read()`` system
+    call of 1 byte from /dev/zero, timed in C.  Never a chosen number.
     """
     try:
         from labkit import live  # type: ignore[attr-defined]
 
-        probe = live.read_fixed_roundtrip_ns
-        probe()
-        return ("live io_uring READ_FIXED round trip (labkit.live)", probe)
-    except Exception:  # no live module, or the kernel refused io_uring: fall back
-        pass
-    iters = calibrated_iters(lambda n: time_read_syscall(1, n), 2e6, 1_000_000)
+        fn = live.read_fixed_roundtrip_ns
+
+        def live_batch(n: int) -> float:
+            return float(fn(buffer_size=1 << 20, length=1, iters=n, batches=1))
+
+        iters = _calibrate(live_batch, target_ns)
+        return ("live io_uring READ_FIXED round trip of 1 byte (labkit.live)",
+                lambda: live_batch(iters))
+    except (ImportError, AttributeError, OSError):
+        pass  # no live module, or the kernel refused io_uring: fall back
+    iters = _calibrate(lambda n: time_read_syscall(1, n), target_ns)
     return ("read(2) of 1 byte from /dev/zero, timed in C",
             lambda: time_read_syscall(1, iters))
 
@@ -526,7 +526,6 @@ __all__ = [
     "time_fixed_seek",
     "time_fixed_submit",
     "time_read_syscall",
-    "calibrated_iters",
     "composed_ratio_ci",
     "fit_ns_per_page",
     "fixed_cost_source",
