@@ -37,6 +37,17 @@ History modelled here (all of it in ``io_import_fixed``):
 * **walk** — today's ``iov_iter_advance`` on a fresh BVEC iterator (one step
   per bvec, not per page), for comparison.
 
+Model notes.  In 2019 every bvec was one page, so ``shift-2019``'s
+``PAGE_SHIFT`` is modelled as "the bvec size" and the seek also works on a
+folio table; inside the first bvec it uses today's advance (at most two bvecs
+examined), which gives the same state as the 2019 one.  ``walk-2019`` on a
+folio table still steps one page at a time, as the 2019 ``bvec_iter`` did on
+multi-page bvecs.  A zero-length read at the very end of the buffer is the
+one case where the seeks' states may differ (``shift`` can leave iov_offset at
+the end of the last bvec, as the kernel does; the walks step past it); none
+of them copies anything there, and ``shift`` does not read past the table
+where the kernel would read the ``bv_offset`` one entry beyond it.
+
 Every seek runs in C (``labkit/csrc/fixed_buf.c``), and every one of them,
 buggy or not, is bounded so that no copy can leave the registered memory.
 """
