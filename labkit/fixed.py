@@ -400,11 +400,11 @@ def seek_offsets(length: int, points_per_decade: int = 4) -> list[int]:
 def seek_cost_experiment(reg: RegisteredBuffer, offsets: Iterable[int], *, length: int = PAGE_SIZE,
                          repeats: int, seeks: Iterable[str] = tuple(SEEKS),
                          target_ns: float = 2e6, run: Runner | None = None,
-                         experiment: str = "fixed-seek") -> pd.DataFrame:
+                         experiment: str = "fixed-seek", cpu: int | None = None) -> pd.DataFrame:
     """Cost of one ``io_import_fixed`` (seek only) at each offset, for each seek.
 
-    One ``run`` (``labkit.bench.run``: pinned, warmed up, seeks interleaved)
-    per offset; returns the concatenated tidy rows with the columns
+    One ``run`` (``labkit.bench.run``: pinned to ``cpu``, warmed up, seeks
+    interleaved) per offset; returns the concatenated tidy rows with the columns
     ``offset``, ``pages_skipped``, ``buffer``, ``folio_shift``, ``length``.
     """
     import pandas as pd
@@ -418,7 +418,7 @@ def seek_cost_experiment(reg: RegisteredBuffer, offsets: Iterable[int], *, lengt
                 lambda n, s=s, off=off: time_fixed_seek(reg, off, length, s, n), target_ns)
             variants[s] = (lambda s=s, off=off, iters=iters:
                            time_fixed_seek(reg, off, length, s, iters))
-        frames.append(run(experiment, variants, repeats=repeats,
+        frames.append(run(experiment, variants, repeats=repeats, cpu=cpu,
                           params={"offset": int(off), "pages_skipped": int(off) // PAGE_SIZE,
                                   "buffer": reg.length, "folio_shift": reg.folio_shift,
                                   "length": length}))
@@ -427,13 +427,13 @@ def seek_cost_experiment(reg: RegisteredBuffer, offsets: Iterable[int], *, lengt
 
 def submission_experiment(reg: RegisteredBuffer, *, length: int = PAGE_SIZE, repeats: int,
                           seeks: Iterable[str] = tuple(SEEKS), target_ns: float = 2e6,
-                          run: Runner | None = None,
-                          experiment: str = "fixed-submit") -> pd.DataFrame:
+                          run: Runner | None = None, experiment: str = "fixed-submit",
+                          cpu: int | None = None) -> pd.DataFrame:
     """Modelled submission cost (seek + copy of ``length`` bytes) at the head and the tail.
 
     Head: the first ``length`` bytes of the buffer; tail: the last
     ``length``.  Variants are named ``"<seek> head"`` / ``"<seek> tail"`` and
-    interleaved in one ``run``; columns ``seek``, ``where``, ``buffer``,
+    interleaved in one ``run`` (pinned to ``cpu``); columns ``seek``, ``where``, ``buffer``,
     ``folio_shift``, ``length`` are added.
     """
     run = run or _default_run()
@@ -445,7 +445,7 @@ def submission_experiment(reg: RegisteredBuffer, *, length: int = PAGE_SIZE, rep
                 lambda n, s=s, off=off: time_fixed_submit(reg, off, length, s, n), target_ns)
             variants[f"{s} {where}"] = (lambda s=s, off=off, iters=iters:
                                         time_fixed_submit(reg, off, length, s, iters))
-    df = run(experiment, variants, repeats=repeats,
+    df = run(experiment, variants, repeats=repeats, cpu=cpu,
              params={"buffer": reg.length, "folio_shift": reg.folio_shift, "length": length})
     df["seek"] = df["variant"].str.rsplit(" ", n=1).str[0]
     df["where"] = df["variant"].str.rsplit(" ", n=1).str[1]
