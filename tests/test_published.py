@@ -7,7 +7,7 @@ import pytest
 
 from labkit import published
 
-SEEDS = Path("/work/shared/seeds")
+SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds"
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="seed mails not available")
 
 
