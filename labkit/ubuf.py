@@ -375,8 +375,151 @@ def work_table(models: Mapping[str, _Model], calls: int = 1000) -> Any:
     return pd.DataFrame(rows).set_index("variant")
 
 
+
+# ---- the notebook's experiments and analysis (notebook 03) ---------------------------
+
+@dataclass(frozen=True)
+class Plan:
+    """Sizes of the model experiments: calls per batch, rounds kept and thrown away,
+    and the io_uring deferral rates swept."""
+
+    iters: int
+    repeats: int
+    warmup: int
+    defer_rates: tuple[float, ...]
+
+
+def plan(quick: bool | None = None) -> Plan:
+    """The model experiments' sizes in quick mode (CI) or full mode (a reproduction)."""
+    if quick_mode(quick):
+        return Plan(iters=2_000, repeats=7, warmup=1, defer_rates=(0.0, 0.1, 1.0))
+    return Plan(iters=20_000, repeats=31, warmup=2,
+                defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0))
+
+
+def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> Any:
+    """Experiment (a) through ``labkit.bench.run``: 6.3 vs 6.4, import + iterate one segment."""
+    from labkit import bench
+
+    return bench.run("ubuf-mechanics", batches(mechanics_models(op=op), p.iters),
+                     repeats=p.repeats, warmup=p.warmup, rotate=True, cpu=cpu,
+                     params={"op": op, "bytes": PAGE_SIZE, "iters": p.iters})
+
+
+def run_read_zero(p: Plan, *, cpu: int | None = None) -> Any:
+    """Experiment (b) through ``labkit.bench.run``: read, readv 6.3, readv 6.4, the live proxy."""
+    from labkit import bench
+
+    return bench.run("ubuf-read-zero", batches(read_zero_models(proxy=True), p.iters),
+                     repeats=p.repeats, warmup=p.warmup, rotate=True, cpu=cpu,
+                     params={"bytes": PAGE_SIZE, "iters": p.iters})
+
+
+def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None) -> Any:
+    """Experiment (c) through ``labkit.bench.run``, once per deferral rate of the plan.
+
+    Rows carry ``defer_rate``, ``defer_every`` and ``defer_alloc_ubuf`` columns.
+    """
+    import pandas as pd
+
+    from labkit import bench
+
+    frames = []
+    for rate in p.defer_rates:
+        k = defer_every_for(rate)
+        models = uring_models(defer_every=k, defer_alloc_ubuf=defer_alloc_ubuf)
+        frames.append(bench.run("ubuf-uring", batches(models, p.iters), repeats=p.repeats,
+                                warmup=p.warmup, rotate=True, cpu=cpu,
+                                params={"defer_rate": rate, "defer_every": k,
+                                        "defer_alloc_ubuf": defer_alloc_ubuf,
+                                        "bytes": PAGE_SIZE, "iters": p.iters}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def difference_ci(df: Any, slow: str, fast: str, *, value: str = "ns_per_op",
+                  confidence: float = 0.95, n_boot: int = 2000, seed: int = 0) -> dict[str, float]:
+    """median(slow) - median(fast) with a seeded bootstrap interval (the ns saved per call).
+
+    Raises:
+        KeyError: if either variant has no rows.
+    """
+    a = df.loc[df["variant"] == slow, value].to_numpy(dtype=float)
+    b = df.loc[df["variant"] == fast, value].to_numpy(dtype=float)
+    for name, arr in ((slow, a), (fast, b)):
+        if arr.size == 0:
+            raise KeyError(f"difference_ci: no rows with variant == {name!r}")
+    rng = np.random.default_rng(seed)
+    da = np.median(a[rng.integers(0, a.size, (n_boot, a.size))], axis=1)
+    db = np.median(b[rng.integers(0, b.size, (n_boot, b.size))], axis=1)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(da - db, [alpha, 1 - alpha])
+    return {"saved_ns": float(np.median(a) - np.median(b)), "ci_low": float(lo),
+            "ci_high": float(hi), "slow_ns": float(np.median(a)), "fast_ns": float(np.median(b))}
+
+
+def gain_ci(df: Any, slow: str, fast: str, *, kind: str = "time") -> dict[str, float]:
+    """The gain of ``fast`` over ``slow`` with the harness's bootstrap ratio interval.
+
+    ``kind="time"``: the share of time saved, 1 - t_fast / t_slow (R2's "about 3%").
+    ``kind="rate"``: the throughput gain, t_slow / t_fast - 1 (R3's IOPS "+5.8%").
+    """
+    from labkit import bench
+
+    if kind not in ("time", "rate"):
+        raise ValueError(f"kind must be 'time' or 'rate', got {kind!r}")
+    if kind == "time":
+        r = bench.ratio_ci(df, fast, slow)
+        return {"gain": 1 - r.ratio, "ci_low": 1 - r.ci_high, "ci_high": 1 - r.ci_low,
+                "n": min(r.n_numerator, r.n_denominator)}
+    r = bench.ratio_ci(df, slow, fast)
+    return {"gain": r.ratio - 1, "ci_low": r.ci_low - 1, "ci_high": r.ci_high - 1,
+            "n": min(r.n_numerator, r.n_denominator)}
+
+
+def published_r2() -> dict[str, float]:
+    """R2's published figures per call (mean of the two runs of each): ns, and the saving."""
+    from labkit import published
+
+    df = published.load("R2")
+    el = df[df["quantity"] == "elapsed"]
+
+    def mean(variant: str, kernel: str) -> float:
+        sel = el[(el["variant"] == variant) & (el["kernel"] == kernel)]
+        if sel.empty:
+            raise KeyError(f"published R2 has no {variant}/{kernel} rows")
+        return float(sel["ns_per_call"].mean())
+
+    read = mean("read", "stock")
+    before, after = mean("readv1", "stock"), mean("readv1", "patched")
+    return {"read_ns": read, "readv_before_ns": before, "readv_after_ns": after,
+            "saved_ns": before - after, "saved_share": (before - after) / before,
+            "readv_minus_read_ns": after - read}
+
+
+def published_r3() -> dict[str, float]:
+    """R3's published IOPS (mean of eight runs each side) and the gain."""
+    from labkit import published
+
+    df = published.load("R3")
+    before = float(df.loc[df["variant"] == "before", "value"].mean())
+    after = float(df.loc[df["variant"] == "after", "value"].mean())
+    return {"before_iops": before, "after_iops": after, "gain": after / before - 1,
+            "time_saved_share": 1 - before / after,
+            "n_before": int((df["variant"] == "before").sum()),
+            "n_after": int((df["variant"] == "after").sum())}
+
+
 __all__ = [
     "ASYNC_STATE_BYTES",
+    "Plan",
+    "difference_ci",
+    "gain_ci",
+    "plan",
+    "published_r2",
+    "published_r3",
+    "run_mechanics",
+    "run_read_zero",
+    "run_uring",
     "ITER_STATE_BYTES",
     "OPS",
     "URING_LABELS",
