@@ -155,13 +155,47 @@ def _segments_arg(segments: Sequence[int] | None, size: int) -> list[int]:
     return segs
 
 
+class SharedMemory:
+    """One data buffer and one iovec-table page shared by several models.
+
+    Variants compared with each other should zero the *same* physical page:
+    on this kind of machine the cost of clearing a 4 KiB page depends on which
+    page it is by more than the few nanoseconds being compared, and that
+    effect lasts as long as the mapping.  Each model gets its own 64-byte slot
+    of the table page for its iovec array.
+    """
+
+    SLOT = 64
+
+    def __init__(self, size: int = PAGE_SIZE, mem: UserMemory | None = None) -> None:
+        self.mem = mem if mem is not None else UserMemory()
+        self.data = self.mem.map(max(int(size), 1))
+        self.table = self.mem.map(PAGE_SIZE)
+        self._next = 0
+
+    def data_for(self, size: int) -> Any:
+        """The shared data mapping, if it holds ``size`` bytes."""
+        if size > self.data.size:
+            raise ValueError(f"shared data buffer holds {self.data.size} bytes, {size} needed")
+        return self.data
+
+    def table_for(self, nbytes: int) -> tuple[Any, int]:
+        """A slot of the table page for an iovec array of ``nbytes``: (mapping, offset)."""
+        need = -(-max(nbytes, 1) // self.SLOT) * self.SLOT
+        if self._next + need > self.table.size:
+            raise ValueError("shared iovec table page is full")
+        off = self._next
+        self._next += need
+        return self.table, off
+
+
 class _Model:
     """Shared set-up: a data mapping, the user's iovec array in user memory, the C args."""
 
     _uring = False
 
     def __init__(self, *, kind: int, op: str, size: int, segments: Sequence[int] | None,
-                 mem: UserMemory | None) -> None:
+                 mem: UserMemory | None, shared: SharedMemory | None = None) -> None:
         if op not in OPS:
             raise ValueError(f"op must be one of {sorted(OPS)}, got {op!r}")
         size = int(size)
@@ -170,12 +204,21 @@ class _Model:
         self.op = op
         self.segments = _segments_arg(segments, size)
         total = max(size, sum(self.segments))
-        self.mem = mem if mem is not None else UserMemory()
-        self.data = self.mem.map(max(total, 1))
         nseg = max(len(self.segments), 1)
-        self.uvec_map = self.mem.map(nseg * 16)
+        if shared is not None:
+            if mem is not None and mem is not shared.mem:
+                raise ValueError("mem and shared.mem must be the same UserMemory")
+            self.mem = shared.mem
+            self.data = shared.data_for(max(total, 1))
+            self.uvec_map, uvec_off = shared.table_for(nseg * 16)
+        else:
+            self.mem = mem if mem is not None else UserMemory()
+            self.data = self.mem.map(max(total, 1))
+            self.uvec_map, uvec_off = self.mem.map(nseg * 16), 0
+        self.uvec_addr = self.uvec_map.addr + uvec_off
         # the user's iovec array, written into user memory: segments laid end to end
-        table = self.uvec_map.array[:nseg * 16].view(np.uint64).reshape(nseg, 2)
+        table = self.uvec_map.array[uvec_off:uvec_off + nseg * 16].view(np.uint64).reshape(
+            nseg, 2)
         offset = 0
         for k, length in enumerate(self.segments):
             table[k] = (self.data.addr + offset, length)
@@ -189,7 +232,7 @@ class _Model:
         a.op = OPS[op]
         a.buf = self.data.addr
         a.len = size
-        a.uvec = self.uvec_map.addr
+        a.uvec = self.uvec_addr
         a.nr_segs = len(self.segments)
         a.src = self._csrc
         a.src_len = len(self._src)
@@ -256,15 +299,19 @@ class SyscallModel(_Model):
         segments: readv's segment lengths, laid end to end in one mapping
             (default ``[size]``; ``[4096, 0]`` is the live A/B's proxy).
         mem: the user address space to map into (a new one by default).
+        shared: a :class:`SharedMemory` whose data buffer and iovec-table page
+            this model uses instead of mappings of its own (compare variants
+            over the same physical memory).
     """
 
     def __init__(self, syscall: str = "readv", kernel: str = "6.4", *, op: str = "zero",
                  size: int = PAGE_SIZE, segments: Sequence[int] | None = None,
-                 mem: UserMemory | None = None) -> None:
+                 mem: UserMemory | None = None, shared: SharedMemory | None = None) -> None:
         if syscall not in ("read", "readv"):
             raise ValueError(f"syscall must be 'read' or 'readv', got {syscall!r}")
         kind = lib.LK_UBUF_KIND_READ if syscall == "read" else lib.LK_UBUF_KIND_READV
-        super().__init__(kind=kind, op=op, size=size, segments=segments, mem=mem)
+        super().__init__(kind=kind, op=op, size=size, segments=segments, mem=mem,
+                         shared=shared)
         self.syscall = syscall
         self.kernel = str(kernel)
         self._args.era = kernel_era(kernel)
@@ -288,21 +335,22 @@ class UringModel(_Model):
         defer_alloc_ubuf: model 6.3's ``-EAGAIN`` path, where a deferred READ
             also allocates async state and copies its (UBUF) iterator, instead
             of the commit message's account (a READ keeps only addr/len).
-        op, size, segments, mem: as for :class:`SyscallModel`.
+        op, size, segments, mem, shared: as for :class:`SyscallModel`.
     """
 
     _uring = True
 
     def __init__(self, variant: str = "readv-iovec", *, defer_every: int = 0,
                  defer_alloc_ubuf: bool = False, op: str = "zero", size: int = PAGE_SIZE,
-                 segments: Sequence[int] | None = None, mem: UserMemory | None = None) -> None:
+                 segments: Sequence[int] | None = None, mem: UserMemory | None = None,
+                 shared: SharedMemory | None = None) -> None:
         if variant not in URING_VARIANTS:
             raise ValueError(f"variant must be one of {sorted(URING_VARIANTS)}, got {variant!r}")
         defer_every = int(defer_every)
         if defer_every < 0:
             raise ValueError(f"defer_every must be >= 0, got {defer_every}")
         super().__init__(kind=URING_VARIANTS[variant], op=op, size=size, segments=segments,
-                         mem=mem)
+                         mem=mem, shared=shared)
         self.variant = variant
         self.defer_every = defer_every
         self.defer_alloc_ubuf = bool(defer_alloc_ubuf)
@@ -318,11 +366,14 @@ class UringModel(_Model):
 
 def mechanics_models(*, op: str = "advance", size: int = PAGE_SIZE,
                      mem: UserMemory | None = None) -> dict[str, SyscallModel]:
-    """Experiment (a): import one iovec and iterate it, 6.3 (IOVEC) vs 6.4 (UBUF)."""
-    mem = mem if mem is not None else UserMemory()
+    """Experiment (a): import one iovec and iterate it, 6.3 (IOVEC) vs 6.4 (UBUF).
+
+    The models share one data buffer and one iovec-table page (:class:`SharedMemory`).
+    """
+    sh = SharedMemory(size, mem)
     return {
-        "6.3 (IOVEC)": SyscallModel("readv", "6.3", op=op, size=size, mem=mem),
-        "6.4 (UBUF)": SyscallModel("readv", "6.4", op=op, size=size, mem=mem),
+        "6.3 (IOVEC)": SyscallModel("readv", "6.3", op=op, size=size, shared=sh),
+        "6.4 (UBUF)": SyscallModel("readv", "6.4", op=op, size=size, shared=sh),
     }
 
 
@@ -331,16 +382,17 @@ def read_zero_models(*, size: int = PAGE_SIZE, proxy: bool = False,
     """Experiment (b), R2's read-zero: read, readv(1) before and after 6.4.
 
     With ``proxy=True`` also readv(size + empty) on 6.4, the live A/B's IOVEC side.
+    The models share one data buffer and one iovec-table page (:class:`SharedMemory`).
     """
-    mem = mem if mem is not None else UserMemory()
+    sh = SharedMemory(size, mem)
     models = {
-        "read": SyscallModel("read", "6.4", size=size, mem=mem),
-        "readv 6.3": SyscallModel("readv", "6.3", size=size, mem=mem),
-        "readv 6.4": SyscallModel("readv", "6.4", size=size, mem=mem),
+        "read": SyscallModel("read", "6.4", size=size, shared=sh),
+        "readv 6.3": SyscallModel("readv", "6.3", size=size, shared=sh),
+        "readv 6.4": SyscallModel("readv", "6.4", size=size, shared=sh),
     }
     if proxy:
         models["readv 6.4 (4K+empty)"] = SyscallModel("readv", "6.4", size=size,
-                                                      segments=[size, 0], mem=mem)
+                                                      segments=[size, 0], shared=sh)
     return models
 
 
@@ -348,11 +400,11 @@ def uring_models(*, defer_every: int = 0, defer_alloc_ubuf: bool = False,
                  size: int = PAGE_SIZE, variants: Sequence[str] | None = None,
                  mem: UserMemory | None = None) -> dict[str, UringModel]:
     """Experiment (c), R3: READV as IOVEC vs READV rewritten to READ vs READ (and READV on 6.4)."""
-    mem = mem if mem is not None else UserMemory()
+    sh = SharedMemory(size, mem)
     names = list(variants) if variants is not None else list(URING_LABELS)
     return {URING_LABELS.get(v, v): UringModel(v, defer_every=defer_every,
                                                defer_alloc_ubuf=defer_alloc_ubuf,
-                                               size=size, mem=mem)
+                                               size=size, shared=sh)
             for v in names}
 
 

@@ -266,9 +266,26 @@ def test_batches_return_ns_per_call_and_work_table():
     assert ubuf.ASYNC_STATE_BYTES > ubuf.ITER_STATE_BYTES == lib.lk_ubuf_iter_size()
 
 
-def test_shared_address_space_between_models():
+def test_experiment_sets_share_one_data_page_and_table_page():
     mem = labkit.UserMemory()
-    models = ubuf.mechanics_models(mem=mem)
+    models = ubuf.read_zero_models(proxy=True, mem=mem)
     assert all(m.mem is mem for m in models.values())
-    assert len(mem.mappings) == 4
-    assert np.asarray(models["6.4 (UBUF)"].buffer).size == PAGE
+    assert len(mem.mappings) == 2                       # one data page, one table page
+    assert len({m.data.addr for m in models.values()}) == 1
+    slots = [m.uvec_addr for m in models.values()]
+    assert len(set(slots)) == len(slots)                # each its own iovec array
+    for m in models.values():
+        m.buffer[:] = 0xFF
+        assert m.work(1).bytes_moved == PAGE and not m.buffer.any()
+    assert np.asarray(models["readv 6.4"].buffer).size == PAGE
+
+
+def test_shared_memory_refuses_what_does_not_fit():
+    sh = ubuf.SharedMemory(PAGE)
+    with pytest.raises(ValueError):
+        SyscallModel("readv", size=2 * PAGE, shared=sh)
+    with pytest.raises(ValueError):
+        SyscallModel("readv", shared=sh, mem=labkit.UserMemory())
+    with pytest.raises(ValueError):
+        for _ in range(PAGE // ubuf.SharedMemory.SLOT + 1):
+            SyscallModel("readv", shared=sh)
