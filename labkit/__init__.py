@@ -6,6 +6,7 @@ is its typed Python API.  See README.md and notebooks/00-index.ipynb.
 
 from labkit.buildinfo import build_info
 from labkit.errors import IterMisuseError
+from labkit.fixed import RegisteredBuffer, io_import_fixed, register_buffer
 from labkit.imports import (
     MAX_RW_COUNT,
     UIO_FASTIOV,
@@ -25,6 +26,7 @@ __all__ = [
     "ITER_SOURCE",
     "MAX_RW_COUNT",
     "PAGE_SIZE",
+    "RegisteredBuffer",
     "UIO_FASTIOV",
     "UIO_MAXIOV",
     "Direction",
@@ -37,5 +39,7 @@ __all__ = [
     "import_iovec",
     "import_single_range",
     "import_ubuf",
+    "io_import_fixed",
     "kernel_era",
+    "register_buffer",
 ]

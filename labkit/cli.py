@@ -7,6 +7,7 @@ function that adds its arguments to a parser, and the function that runs it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,11 @@ def _info(args: argparse.Namespace) -> int:
     io = env["io_uring"]
     print()
     print("io_uring: " + ("usable" if io["usable"] else f"NOT usable ({io['reason']})"))
+    from labkit.live import probe
+
+    live = probe()
+    print("live io_uring experiments: " + ("run" if live["available"] else "skipped")
+          + f" ({live['reason']})")
     return 0
 
 
@@ -136,7 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         cmd.add_arguments(p)
         p.set_defaults(_run=cmd.run)
     args = parser.parse_args(argv)
-    return int(args._run(args) or 0)
+    try:
+        return int(args._run(args) or 0)
+    except BrokenPipeError:  # e.g. `labkit info | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
