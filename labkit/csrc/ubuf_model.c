@@ -1,0 +1,370 @@
+/*
+ * ubuf_model.c - model experiments for the 2023 single-segment UBUF work.
+ *
+ * R2 (merged for 6.4): import_iovec() of one segment builds an ITER_UBUF
+ * instead of an ITER_IOVEC.  The modelled call is a read or readv on
+ * /dev/zero: import, then iov_iter_zero() a page at a time (read_iter_zero).
+ *
+ * R3 (not merged): io_uring turned a one-segment READV into a READ.  Besides
+ * iterating a UBUF, a READ that has to be deferred keeps only (addr, len) in
+ * the request, where a READV must allocate async state, copy its iterator and
+ * iovecs into it, and free it at completion.  The modelled request follows the
+ * commit message's account; defer_alloc_ubuf switches to 6.3's -EAGAIN path,
+ * where a deferred READ allocates and copies its (UBUF) iterator as well.
+ *
+ * The per-call functions take a work counter that is NULL in the timed loops;
+ * they are always inlined so that the timed code carries no counting.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lk_clock.h"
+#include "ubuf_model.h"
+
+#define LK_ALWAYS_INLINE static inline __attribute__((always_inline))
+
+static int check_args(const struct lk_ubuf_args *a, bool uring)
+{
+	bool vectored;
+
+	if (!a || !a->mm)
+		return -EINVAL;
+	if (uring) {
+		if (a->kind < LK_URING_READ || a->kind > LK_URING_READV_GENERIC64)
+			return -EINVAL;
+		vectored = a->kind != LK_URING_READ;
+	} else {
+		if (a->kind != LK_UBUF_KIND_READ && a->kind != LK_UBUF_KIND_READV)
+			return -EINVAL;
+		if (a->kind == LK_UBUF_KIND_READV && a->era != 63 && a->era != 64)
+			return -EINVAL;
+		vectored = a->kind == LK_UBUF_KIND_READV;
+	}
+	if (a->op < LK_UBUF_OP_ADVANCE || a->op > LK_UBUF_OP_ZERO)
+		return -EINVAL;
+	if (a->op == LK_UBUF_OP_COPY && !a->src && a->src_len)
+		return -EINVAL;
+	if (vectored) {
+		if (a->nr_segs > LK_UBUF_MAX_SEGS)
+			return -EINVAL;
+		/* the model reads the array in place: it must be aligned for it */
+		if (a->uvec % _Alignof(struct lk_iovec))
+			return -EINVAL;
+		if (!lk_mm_access_ok(a->mm, a->uvec, a->nr_segs * sizeof(struct lk_iovec)))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * readv's import: copy_iovec_from_user() checks the user's array before it is
+ * read (in both eras), then the core's import_iovec() of the given era.
+ */
+LK_ALWAYS_INLINE ssize_t import_user_iovec(const struct lk_ubuf_args *a, int era,
+					   struct lk_iovec *fast_iov, struct lk_iovec **iovp,
+					   struct lk_iov_iter *it, struct lk_ubuf_work *w)
+{
+	size_t vbytes = a->nr_segs * sizeof(struct lk_iovec);
+	ssize_t ret;
+
+	if (!lk_mm_access_ok(a->mm, a->uvec, vbytes))
+		return -EFAULT;
+	ret = lk_import_iovec(LK_ITER_DEST, (const struct lk_iovec *)a->uvec, a->nr_segs,
+			      LK_UIO_FASTIOV, fast_iov, iovp, it, a->mm, era);
+	if (w && ret >= 0) {
+		w->imports++;
+		w->uvec_bytes_read += vbytes;
+		/* the iterator walks a kernel copy of the array: on the stack or allocated */
+		if (it->iter_type == LK_ITER_IOVEC &&
+		    (it->seg_first == fast_iov || (*iovp && it->seg_first == *iovp)))
+			w->iovec_table_bytes += vbytes;
+		if (*iovp)
+			w->allocs++;
+	}
+	return ret;
+}
+
+/* What the call does with its iterator; returns bytes moved or a negative errno. */
+LK_ALWAYS_INLINE ssize_t do_op(const struct lk_ubuf_args *a, struct lk_iov_iter *it,
+			       struct lk_ubuf_work *w)
+{
+	unsigned long before = lk_iter_seg_index(it);
+	ssize_t done = 0, n;
+
+	switch (a->op) {
+	case LK_UBUF_OP_ADVANCE:
+		done = (ssize_t)it->count;
+		lk_iter_advance(it, it->count);
+		break;
+	case LK_UBUF_OP_COPY:
+		done = lk_copy_to_iter(a->src, lk_min(it->count, a->src_len), it);
+		break;
+	default:
+		/* /dev/zero's read_iter: a page at a time until the iterator is full */
+		while (it->count) {
+			n = lk_iov_iter_zero(lk_min(it->count, LK_PAGE_SIZE), it);
+			if (n <= 0) {
+				if (!done)
+					return -EFAULT;
+				break;
+			}
+			done += n;
+		}
+		break;
+	}
+	if (w) {
+		if (it->iter_type == LK_ITER_UBUF)
+			w->ubuf_iters++;
+		else if (it->iter_type == LK_ITER_IOVEC)
+			w->iovec_iters++;
+		w->seg_steps += lk_iter_seg_index(it) - before;
+		if (done > 0)
+			w->bytes_moved += (uint64_t)done;
+	}
+	return done;
+}
+
+LK_ALWAYS_INLINE ssize_t syscall_one(const struct lk_ubuf_args *a, struct lk_ubuf_work *w)
+{
+	struct lk_iovec fast_iov[LK_UIO_FASTIOV];
+	struct lk_iovec *iovp = NULL;
+	struct lk_iov_iter it;
+	ssize_t ret;
+
+	if (a->kind == LK_UBUF_KIND_READ) {
+		ret = lk_import_ubuf(LK_ITER_DEST, a->buf, a->len, &it, a->mm);
+		if (w && !ret)
+			w->imports++;
+	} else {
+		ret = import_user_iovec(a, a->era, fast_iov, &iovp, &it, w);
+	}
+	if (ret < 0)
+		return ret;
+	ret = do_op(a, &it, w);
+	if (iovp) {
+		free(iovp);
+		if (w)
+			w->frees++;
+	}
+	if (w)
+		w->calls++;
+	return ret;
+}
+
+/* Save a request's iterator for later issue (io_setup_async_rw / io_req_map_rw). */
+LK_ALWAYS_INLINE struct lk_async_rw *save_async(struct lk_iov_iter *it, struct lk_iovec **iovp,
+						struct lk_ubuf_work *w)
+{
+	struct lk_async_rw *as = malloc(sizeof(*as));
+
+	if (!as)
+		return NULL;
+	memcpy(&as->iter, it, sizeof(*it));
+	as->free_iovec = *iovp;		/* an allocated array moves with the request */
+	*iovp = NULL;
+	as->bytes_done = 0;
+	if (w) {
+		w->allocs++;
+		w->iter_bytes_copied += sizeof(*it);
+	}
+	if (it->iter_type == LK_ITER_IOVEC && !as->free_iovec) {
+		/* the on-stack iovecs die with this call: copy them into the async state */
+		size_t bytes = it->nr_segs * sizeof(struct lk_iovec);
+
+		memcpy(as->fast_iov, it->iov, bytes);
+		as->iter.iov = as->fast_iov;
+		as->iter.seg_first = as->fast_iov;
+		if (w)
+			w->iovec_table_bytes += bytes;
+	}
+	return as;
+}
+
+LK_ALWAYS_INLINE ssize_t uring_one(const struct lk_ubuf_args *a, uint64_t n,
+				   struct lk_ubuf_work *w)
+{
+	struct lk_iovec fast_iov[LK_UIO_FASTIOV];
+	struct lk_iovec *iovp = NULL;
+	struct lk_iov_iter it, *cur = &it;
+	struct lk_async_rw *as = NULL;
+	bool deferred = a->defer_every && n % a->defer_every == a->defer_every - 1;
+	bool is_read = false;		/* the request is (now) a READ: addr/len describe it */
+	uintptr_t addr = a->buf;
+	size_t len = a->len;
+	ssize_t ret;
+
+	switch (a->kind) {
+	case LK_URING_READ:
+		ret = lk_import_ubuf(LK_ITER_DEST, addr, len, &it, a->mm);
+		if (w && !ret)
+			w->imports++;
+		is_read = true;
+		break;
+	case LK_URING_READV_IOVEC:
+		ret = import_user_iovec(a, 63, fast_iov, &iovp, &it, w);
+		break;
+	case LK_URING_READV_GENERIC64:
+		ret = import_user_iovec(a, 64, fast_iov, &iovp, &it, w);
+		break;
+	default:
+		/* R3's patch, on a 6.3 import: one IOVEC segment becomes a READ of it */
+		ret = import_user_iovec(a, 63, fast_iov, &iovp, &it, w);
+		if (ret >= 0 && it.iter_type == LK_ITER_IOVEC && it.nr_segs == 1 && !iovp) {
+			addr = it.iov->iov_base;
+			len = it.iov->iov_len;
+			lk_iter_ubuf(&it, LK_ITER_DEST, addr, len);
+			it.mm = a->mm;		/* checked by the import */
+			is_read = true;
+			if (w)
+				w->rewritten++;
+		}
+		break;
+	}
+	if (ret < 0)
+		return ret;
+
+	if (deferred) {
+		if (w)
+			w->deferred++;
+		if (is_read && !a->defer_alloc_ubuf) {
+			/* a READ keeps only addr/len in the request and imports again at issue */
+			ret = lk_import_ubuf(LK_ITER_DEST, addr, len, &it, a->mm);
+			if (ret < 0)
+				goto out;
+			if (w)
+				w->imports++;
+		} else {
+			as = save_async(&it, &iovp, w);
+			if (!as) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			cur = &as->iter;
+		}
+	}
+	ret = do_op(a, cur, w);
+out:
+	if (as) {
+		if (as->free_iovec) {
+			free(as->free_iovec);
+			if (w)
+				w->frees++;
+		}
+		free(as);
+		if (w)
+			w->frees++;
+	}
+	if (iovp) {
+		free(iovp);
+		if (w)
+			w->frees++;
+	}
+	if (w && ret >= 0)
+		w->calls++;
+	return ret;
+}
+
+double lk_time_ubuf_syscall(const struct lk_ubuf_args *a, uint64_t iters)
+{
+	uint64_t t0, t1, k;
+	size_t sum = 0;
+	ssize_t r;
+	int err = check_args(a, false);
+
+	if (err)
+		return err;
+	if (!iters)
+		return -EINVAL;
+	r = syscall_one(a, NULL);	/* untimed: a bad argument is an error, not a sample */
+	if (r < 0)
+		return (double)r;
+	t0 = lk_clock_ns();
+	for (k = 0; k < iters; k++) {
+		r = syscall_one(a, NULL);
+		if (r < 0)
+			return (double)r;
+		sum += (size_t)r;
+	}
+	t1 = lk_clock_ns();
+	LK_KEEP(sum);
+	return (double)(t1 - t0) / (double)iters;
+}
+
+int lk_ubuf_syscall_work(const struct lk_ubuf_args *a, uint64_t calls, struct lk_ubuf_work *w)
+{
+	uint64_t k;
+	ssize_t r;
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	err = check_args(a, false);
+	if (err)
+		return err;
+	for (k = 0; k < calls; k++) {
+		r = syscall_one(a, w);
+		if (r < 0)
+			return (int)r;
+	}
+	return 0;
+}
+
+double lk_time_ubuf_uring(const struct lk_ubuf_args *a, uint64_t iters)
+{
+	uint64_t t0, t1, k;
+	size_t sum = 0;
+	ssize_t r;
+	int err = check_args(a, true);
+
+	if (err)
+		return err;
+	if (!iters)
+		return -EINVAL;
+	/* untimed: one request of each kind the batch will see */
+	r = uring_one(a, 0, NULL);
+	if (r >= 0 && a->defer_every)
+		r = uring_one(a, a->defer_every - 1, NULL);
+	if (r < 0)
+		return (double)r;
+	t0 = lk_clock_ns();
+	for (k = 0; k < iters; k++) {
+		r = uring_one(a, k, NULL);
+		if (r < 0)
+			return (double)r;
+		sum += (size_t)r;
+	}
+	t1 = lk_clock_ns();
+	LK_KEEP(sum);
+	return (double)(t1 - t0) / (double)iters;
+}
+
+int lk_ubuf_uring_work(const struct lk_ubuf_args *a, uint64_t calls, struct lk_ubuf_work *w)
+{
+	uint64_t k;
+	ssize_t r;
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	err = check_args(a, true);
+	if (err)
+		return err;
+	for (k = 0; k < calls; k++) {
+		r = uring_one(a, k, w);
+		if (r < 0)
+			return (int)r;
+	}
+	return 0;
+}
+
+size_t lk_ubuf_async_size(void)
+{
+	return sizeof(struct lk_async_rw);
+}
+
+size_t lk_ubuf_iter_size(void)
+{
+	return sizeof(struct lk_iov_iter);
+}

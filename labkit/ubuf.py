@@ -1,0 +1,589 @@
+"""Model experiments for the 2023 single-segment ``ITER_UBUF`` work (R2 and R3).
+
+Two questions, each asked of C timing kernels over labkit's iterator core
+(``labkit/csrc/ubuf_model.c``) and real user memory:
+
+* **R2** (merged for Linux 6.4): ``import_iovec()`` of one segment builds an
+  ``ITER_UBUF`` instead of an ``ITER_IOVEC``.  :class:`SyscallModel` models one
+  ``read()``/``readv()`` call: the import, then what the call does with the
+  iterator (``"zero"``: ``iov_iter_zero()`` a page at a time, as /dev/zero's
+  ``read_iter``; ``"copy"``: ``copy_to_iter()``; ``"advance"``: the iterator
+  mechanics alone), in the 6.3 or the 6.4 era.
+* **R3** (not merged): io_uring rewrote a one-segment ``READV`` into a
+  ``READ``.  :class:`UringModel` models one request, including what a
+  *deferred* request costs: a READV allocates async state, copies its iterator
+  and its iovecs into it and frees it at completion; a READ keeps only
+  ``(addr, len)`` and imports again when it is issued.
+
+Every model offers :meth:`~SyscallModel.time` (one batch timed in C,
+nanoseconds per call; feed :meth:`~SyscallModel.batch` to ``labkit.bench.run``)
+and :meth:`~SyscallModel.work` (the same calls counted, not timed: iterator
+types, segment-table steps, iovec bytes copied, allocations), which is
+deterministic and what the tests assert on.
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from labkit._ffi import ffi, lib, raise_errno
+from labkit.config import quick_mode
+from labkit.imports import kernel_era
+from labkit.memory import PAGE_SIZE, UserMemory
+
+OPS = {
+    "advance": int(lib.LK_UBUF_OP_ADVANCE),
+    "copy": int(lib.LK_UBUF_OP_COPY),
+    "zero": int(lib.LK_UBUF_OP_ZERO),
+}
+"""What a modelled call does with its iterator."""
+
+URING_VARIANTS = {
+    "read": int(lib.LK_URING_READ),
+    "readv-iovec": int(lib.LK_URING_READV_IOVEC),
+    "readv-rewrite": int(lib.LK_URING_READV_REWRITE),
+    "readv-6.4": int(lib.LK_URING_READV_GENERIC64),
+}
+"""io_uring request variants: IORING_OP_READ; READV before 6.4 (ITER_IOVEC);
+READV with R3's rewrite to READ; READV on 6.4+ (UBUF by the generic import,
+opcode still READV)."""
+
+URING_LABELS = {
+    "readv-iovec": "READV as IOVEC (6.3)",
+    "readv-rewrite": "READV rewritten to READ (R3)",
+    "readv-6.4": "READV, UBUF import (6.4+)",
+    "read": "READ",
+}
+"""Human-readable names of :data:`URING_VARIANTS`."""
+
+ASYNC_STATE_BYTES = int(lib.lk_ubuf_async_size())
+"""Size of the modelled io_uring async state (iovecs + iterator) a deferred READV allocates."""
+ITER_STATE_BYTES = int(lib.lk_ubuf_iter_size())
+"""Size of the modelled ``struct iov_iter`` copied into that state."""
+
+
+def default_iters() -> int:
+    """Calls per timed batch: long enough to dwarf the clock (fewer in quick mode)."""
+    return 2_000 if quick_mode() else 20_000
+
+
+def defer_every_for(rate: float) -> int:
+    """The deterministic deferral period for a deferral rate: every k-th request, k = 1/rate.
+
+    ``rate`` 0 means no request is deferred (k = 0); 1 defers every request.
+
+    Raises:
+        ValueError: for a rate outside [0, 1] or not a number.
+    """
+    rate = float(rate)
+    if not 0.0 <= rate <= 1.0 or math.isnan(rate):
+        raise ValueError(f"defer rate must be in [0, 1], got {rate}")
+    if rate == 0.0:
+        return 0
+    return max(1, round(1.0 / rate))
+
+
+@dataclass(frozen=True)
+class Work:
+    """Work done by a number of modelled calls, counted by the C model.
+
+    Attributes:
+        calls: calls completed.
+        ubuf_iters / iovec_iters: calls whose data moved through an ITER_UBUF / ITER_IOVEC.
+        seg_steps: segment-table entries stepped over while moving data (0 for UBUF).
+        uvec_bytes_read: bytes of the user's iovec array read (copy_from_user).
+        iovec_table_bytes: bytes of iovec copied into a table the iterator walks
+            (the on-stack fast array, an allocated array, or the async state).
+        iter_bytes_copied: bytes of iterator state saved for deferred requests.
+        imports: import_iovec/import_ubuf calls (a deferred READ imports twice).
+        allocs / frees: heap allocations and frees.
+        deferred: requests deferred (io_uring model).
+        rewritten: READV requests turned into READ (R3).
+        bytes_moved: data bytes moved into user memory.
+    """
+
+    calls: int
+    ubuf_iters: int
+    iovec_iters: int
+    seg_steps: int
+    uvec_bytes_read: int
+    iovec_table_bytes: int
+    iter_bytes_copied: int
+    imports: int
+    allocs: int
+    frees: int
+    deferred: int
+    rewritten: int
+    bytes_moved: int
+
+    @classmethod
+    def _from_c(cls, w: Any) -> Work:
+        return cls(**{name: int(getattr(w, name)) for name in cls.__dataclass_fields__})
+
+    def as_dict(self) -> dict[str, int]:
+        """The counters as a plain dict."""
+        return asdict(self)
+
+    def per_call(self) -> dict[str, float]:
+        """Every counter divided by the number of calls (empty counts stay 0)."""
+        n = self.calls or 1
+        return {k: v / n for k, v in self.as_dict().items() if k != "calls"}
+
+    @property
+    def overhead(self) -> int:
+        """Bookkeeping beyond the data itself: segment steps + iovec and iterator
+        bytes copied + allocations + frees (the quantities the 2023 changes remove)."""
+        return (self.seg_steps + self.iovec_table_bytes + self.iter_bytes_copied
+                + self.allocs + self.frees)
+
+
+def _segments_arg(segments: Sequence[int] | None, size: int) -> list[int]:
+    if segments is None:
+        segments = [size]
+    segs = [int(s) for s in segments]
+    if len(segs) > int(lib.LK_UBUF_MAX_SEGS):
+        raise_errno(errno.EINVAL, f"{len(segs)} segments, more than UIO_MAXIOV "
+                    f"({int(lib.LK_UBUF_MAX_SEGS)})")
+    if any(s < 0 for s in segs):
+        raise_errno(errno.EINVAL, f"segment lengths must be >= 0, got {segs}")
+    return segs
+
+
+class SharedMemory:
+    """One data buffer and one iovec-table page shared by several models.
+
+    Variants compared with each other should zero the *same* physical page:
+    on this kind of machine the cost of clearing a 4 KiB page depends on which
+    page it is by more than the few nanoseconds being compared, and that
+    effect lasts as long as the mapping.  Each model gets its own 64-byte slot
+    of the table page for its iovec array.
+    """
+
+    SLOT = 64
+
+    def __init__(self, size: int = PAGE_SIZE, mem: UserMemory | None = None) -> None:
+        self.mem = mem if mem is not None else UserMemory()
+        self.data = self.mem.map(max(int(size), 1))
+        self.table = self.mem.map(PAGE_SIZE)
+        self._next = 0
+
+    def data_for(self, size: int) -> Any:
+        """The shared data mapping, if it holds ``size`` bytes."""
+        if size > self.data.size:
+            raise ValueError(f"shared data buffer holds {self.data.size} bytes, {size} needed")
+        return self.data
+
+    def table_for(self, nbytes: int) -> tuple[Any, int]:
+        """A slot of the table page for an iovec array of ``nbytes``: (mapping, offset)."""
+        need = -(-max(nbytes, 1) // self.SLOT) * self.SLOT
+        if self._next + need > self.table.size:
+            raise ValueError("shared iovec table page is full")
+        off = self._next
+        self._next += need
+        return self.table, off
+
+
+class _Model:
+    """Shared set-up: a data mapping, the user's iovec array in user memory, the C args."""
+
+    _uring = False
+
+    def __init__(self, *, kind: int, op: str, size: int, segments: Sequence[int] | None,
+                 mem: UserMemory | None, shared: SharedMemory | None = None) -> None:
+        if op not in OPS:
+            raise ValueError(f"op must be one of {sorted(OPS)}, got {op!r}")
+        size = int(size)
+        if size < 0:
+            raise_errno(errno.EINVAL, f"size must be >= 0, got {size}")
+        self.op = op
+        self.segments = _segments_arg(segments, size)
+        total = max(size, sum(self.segments))
+        nseg = max(len(self.segments), 1)
+        if shared is not None:
+            if mem is not None and mem is not shared.mem:
+                raise ValueError("mem and shared.mem must be the same UserMemory")
+            self.mem = shared.mem
+            self.data = shared.data_for(max(total, 1))
+            self.uvec_map, uvec_off = shared.table_for(nseg * 16)
+        else:
+            self.mem = mem if mem is not None else UserMemory()
+            self.data = self.mem.map(max(total, 1))
+            self.uvec_map, uvec_off = self.mem.map(nseg * 16), 0
+        self.uvec_addr = self.uvec_map.addr + uvec_off
+        # the user's iovec array, written into user memory: segments laid end to end
+        table = self.uvec_map.array[uvec_off:uvec_off + nseg * 16].view(np.uint64).reshape(
+            nseg, 2)
+        offset = 0
+        for k, length in enumerate(self.segments):
+            table[k] = (self.data.addr + offset, length)
+            offset += length
+        self.size = size
+        self._src = np.frombuffer(bytes(range(256)) * (total // 256 + 1), dtype=np.uint8)
+        self._csrc = ffi.from_buffer("uint8_t[]", self._src)
+        a = ffi.new("struct lk_ubuf_args *")
+        a.mm = self.mem.c_mm
+        a.kind = kind
+        a.op = OPS[op]
+        a.buf = self.data.addr
+        a.len = size
+        a.uvec = self.uvec_addr
+        a.nr_segs = len(self.segments)
+        a.src = self._csrc
+        a.src_len = len(self._src)
+        self._args = a
+
+    @property
+    def buffer(self) -> np.ndarray:
+        """The user memory the calls write into (a numpy view)."""
+        return self.data.array
+
+    def _timer(self) -> Callable[[Any, int], float]:
+        return lib.lk_time_ubuf_uring if self._uring else lib.lk_time_ubuf_syscall
+
+    def time(self, iters: int | None = None) -> float:
+        """Run one batch of ``iters`` calls in C; nanoseconds per call.
+
+        Raises:
+            OSError: the model's errno for a bad set-up (EFAULT, EINVAL, ENOMEM).
+            ValueError: for iters < 1.
+        """
+        iters = default_iters() if iters is None else int(iters)
+        if iters < 1:
+            raise ValueError(f"iters must be >= 1, got {iters}")
+        ns = float(self._timer()(self._args, iters))
+        if ns < 0:
+            raise_errno(int(-ns), f"{self!r}: timing batch")
+        return ns
+
+    def batch(self, iters: int | None = None) -> Callable[[], float]:
+        """A zero-argument callable running one batch (for ``labkit.bench.run``)."""
+        iters = default_iters() if iters is None else int(iters)
+        return lambda: self.time(iters)
+
+    def work(self, calls: int = 1) -> Work:
+        """Run ``calls`` calls with counting on (untimed) and return the work done.
+
+        Raises:
+            OSError: the model's errno for a bad set-up.
+            ValueError: for calls < 0.
+        """
+        calls = int(calls)
+        if calls < 0:
+            raise ValueError(f"calls must be >= 0, got {calls}")
+        w = ffi.new("struct lk_ubuf_work *")
+        fn = lib.lk_ubuf_uring_work if self._uring else lib.lk_ubuf_syscall_work
+        ret = fn(self._args, calls, w)
+        if ret < 0:
+            raise_errno(-ret, f"{self!r}: counting {calls} calls")
+        return Work._from_c(w)
+
+
+class SyscallModel(_Model):
+    """One modelled ``read()`` or ``readv()`` call over real user memory.
+
+    Args:
+        syscall: ``"read"`` (``import_ubuf`` of ``size`` bytes) or ``"readv"``
+            (``import_iovec`` of the user's iovec array, held in user memory).
+        kernel: the import era for readv: ``"6.3"`` (one segment stays
+            ITER_IOVEC) or ``"6.4"`` (one segment becomes ITER_UBUF).
+        op: ``"zero"`` (``iov_iter_zero``, a page at a time, as /dev/zero),
+            ``"copy"`` (``copy_to_iter`` from a kernel buffer) or
+            ``"advance"`` (``iov_iter_advance``: no bytes move).
+        size: bytes per call (read) and the default single segment (readv).
+        segments: readv's segment lengths, laid end to end in one mapping
+            (default ``[size]``; ``[4096, 0]`` is the live A/B's proxy).
+        mem: the user address space to map into (a new one by default).
+        shared: a :class:`SharedMemory` whose data buffer and iovec-table page
+            this model uses instead of mappings of its own (compare variants
+            over the same physical memory).
+    """
+
+    def __init__(self, syscall: str = "readv", kernel: str = "6.4", *, op: str = "zero",
+                 size: int = PAGE_SIZE, segments: Sequence[int] | None = None,
+                 mem: UserMemory | None = None, shared: SharedMemory | None = None) -> None:
+        if syscall not in ("read", "readv"):
+            raise ValueError(f"syscall must be 'read' or 'readv', got {syscall!r}")
+        kind = lib.LK_UBUF_KIND_READ if syscall == "read" else lib.LK_UBUF_KIND_READV
+        super().__init__(kind=kind, op=op, size=size, segments=segments, mem=mem,
+                         shared=shared)
+        self.syscall = syscall
+        self.kernel = str(kernel)
+        self._args.era = kernel_era(kernel)
+
+    def __repr__(self) -> str:
+        segs = "" if self.syscall == "read" else f", segments={self.segments}"
+        return (f"SyscallModel({self.syscall!r}, kernel={self.kernel!r}, op={self.op!r}, "
+                f"size={self.size}{segs})")
+
+
+class UringModel(_Model):
+    """One modelled io_uring read request (R3), with deterministic deferral.
+
+    Args:
+        variant: one of :data:`URING_VARIANTS`: ``"readv-iovec"`` (READV before
+            6.4), ``"readv-rewrite"`` (R3's patch: one segment -> READ),
+            ``"readv-6.4"`` (UBUF by the generic import, opcode kept) or
+            ``"read"`` (IORING_OP_READ of ``size`` bytes).
+        defer_every: every k-th request is deferred (0: none); see
+            :func:`defer_every_for` to derive k from a rate.
+        defer_alloc_ubuf: model 6.3's ``-EAGAIN`` path, where a deferred READ
+            also allocates async state and copies its (UBUF) iterator, instead
+            of the commit message's account (a READ keeps only addr/len).
+        op, size, segments, mem, shared: as for :class:`SyscallModel`.
+    """
+
+    _uring = True
+
+    def __init__(self, variant: str = "readv-iovec", *, defer_every: int = 0,
+                 defer_alloc_ubuf: bool = False, op: str = "zero", size: int = PAGE_SIZE,
+                 segments: Sequence[int] | None = None, mem: UserMemory | None = None,
+                 shared: SharedMemory | None = None) -> None:
+        if variant not in URING_VARIANTS:
+            raise ValueError(f"variant must be one of {sorted(URING_VARIANTS)}, got {variant!r}")
+        defer_every = int(defer_every)
+        if defer_every < 0:
+            raise ValueError(f"defer_every must be >= 0, got {defer_every}")
+        super().__init__(kind=URING_VARIANTS[variant], op=op, size=size, segments=segments,
+                         mem=mem, shared=shared)
+        self.variant = variant
+        self.defer_every = defer_every
+        self.defer_alloc_ubuf = bool(defer_alloc_ubuf)
+        self._args.defer_every = defer_every
+        self._args.defer_alloc_ubuf = int(self.defer_alloc_ubuf)
+
+    def __repr__(self) -> str:
+        return (f"UringModel({self.variant!r}, defer_every={self.defer_every}, op={self.op!r}, "
+                f"size={self.size}, segments={self.segments})")
+
+
+# ---- ready-made experiment sets (names are the variant labels used in notebook 03) ----
+
+def mechanics_models(*, op: str = "advance", size: int = PAGE_SIZE,
+                     mem: UserMemory | None = None) -> dict[str, SyscallModel]:
+    """Experiment (a): import one iovec and iterate it, 6.3 (IOVEC) vs 6.4 (UBUF).
+
+    The models share one data buffer and one iovec-table page (:class:`SharedMemory`).
+    """
+    sh = SharedMemory(size, mem)
+    return {
+        "6.3 (IOVEC)": SyscallModel("readv", "6.3", op=op, size=size, shared=sh),
+        "6.4 (UBUF)": SyscallModel("readv", "6.4", op=op, size=size, shared=sh),
+    }
+
+
+def read_zero_models(*, size: int = PAGE_SIZE, proxy: bool = False,
+                     mem: UserMemory | None = None) -> dict[str, SyscallModel]:
+    """Experiment (b), R2's read-zero: read, readv(1) before and after 6.4.
+
+    With ``proxy=True`` also readv(size + empty) on 6.4, the live A/B's IOVEC side.
+    The models share one data buffer and one iovec-table page (:class:`SharedMemory`).
+    """
+    sh = SharedMemory(size, mem)
+    models = {
+        "read": SyscallModel("read", "6.4", size=size, shared=sh),
+        "readv 6.3": SyscallModel("readv", "6.3", size=size, shared=sh),
+        "readv 6.4": SyscallModel("readv", "6.4", size=size, shared=sh),
+    }
+    if proxy:
+        models["readv 6.4 (4K+empty)"] = SyscallModel("readv", "6.4", size=size,
+                                                      segments=[size, 0], shared=sh)
+    return models
+
+
+def uring_models(*, defer_every: int = 0, defer_alloc_ubuf: bool = False,
+                 size: int = PAGE_SIZE, variants: Sequence[str] | None = None,
+                 mem: UserMemory | None = None) -> dict[str, UringModel]:
+    """Experiment (c), R3: READV as IOVEC vs READV rewritten to READ vs READ (and READV on 6.4)."""
+    sh = SharedMemory(size, mem)
+    names = list(variants) if variants is not None else list(URING_LABELS)
+    return {URING_LABELS.get(v, v): UringModel(v, defer_every=defer_every,
+                                               defer_alloc_ubuf=defer_alloc_ubuf,
+                                               size=size, shared=sh)
+            for v in names}
+
+
+def batches(models: Mapping[str, _Model],
+            iters: int | None = None) -> dict[str, Callable[[], float]]:
+    """The variants dict ``labkit.bench.run`` takes: one zero-argument batch per model."""
+    return {name: m.batch(iters) for name, m in models.items()}
+
+
+def work_table(models: Mapping[str, _Model], calls: int = 1000) -> Any:
+    """A pandas DataFrame of per-call work, one row per model (deterministic)."""
+    import pandas as pd
+
+    rows = []
+    for name, m in models.items():
+        w = m.work(calls)
+        row = {"variant": name, "calls": w.calls}
+        row.update(w.per_call())
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("variant")
+
+
+
+# ---- the notebook's experiments and analysis (notebook 03) ---------------------------
+
+@dataclass(frozen=True)
+class Plan:
+    """Sizes of the model experiments: calls per batch, rounds kept and thrown away,
+    and the io_uring deferral rates swept."""
+
+    iters: int
+    repeats: int
+    warmup: int
+    defer_rates: tuple[float, ...]
+
+
+def plan(quick: bool | None = None) -> Plan:
+    """The model experiments' sizes in quick mode (CI) or full mode (a reproduction)."""
+    if quick_mode(quick):
+        return Plan(iters=2_000, repeats=7, warmup=1, defer_rates=(0.0, 0.1, 1.0))
+    return Plan(iters=20_000, repeats=31, warmup=2,
+                defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0))
+
+
+def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> Any:
+    """Experiment (a) through ``labkit.bench.run``: 6.3 vs 6.4, import + iterate one segment."""
+    from labkit import bench
+
+    return bench.run("ubuf-mechanics", batches(mechanics_models(op=op), p.iters),
+                     repeats=p.repeats, warmup=p.warmup, rotate=True, cpu=cpu,
+                     params={"op": op, "bytes": PAGE_SIZE, "iters": p.iters})
+
+
+def run_read_zero(p: Plan, *, cpu: int | None = None) -> Any:
+    """Experiment (b) through ``labkit.bench.run``: read, readv 6.3, readv 6.4, the live proxy."""
+    from labkit import bench
+
+    return bench.run("ubuf-read-zero", batches(read_zero_models(proxy=True), p.iters),
+                     repeats=p.repeats, warmup=p.warmup, rotate=True, cpu=cpu,
+                     params={"bytes": PAGE_SIZE, "iters": p.iters})
+
+
+def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None) -> Any:
+    """Experiment (c) through ``labkit.bench.run``, once per deferral rate of the plan.
+
+    Rows carry ``defer_rate``, ``defer_every`` and ``defer_alloc_ubuf`` columns.
+    """
+    import pandas as pd
+
+    from labkit import bench
+
+    frames = []
+    for rate in p.defer_rates:
+        k = defer_every_for(rate)
+        models = uring_models(defer_every=k, defer_alloc_ubuf=defer_alloc_ubuf)
+        frames.append(bench.run("ubuf-uring", batches(models, p.iters), repeats=p.repeats,
+                                warmup=p.warmup, rotate=True, cpu=cpu,
+                                params={"defer_rate": rate, "defer_every": k,
+                                        "defer_alloc_ubuf": defer_alloc_ubuf,
+                                        "bytes": PAGE_SIZE, "iters": p.iters}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def difference_ci(df: Any, slow: str, fast: str, *, value: str = "ns_per_op",
+                  confidence: float = 0.95, n_boot: int = 2000, seed: int = 0) -> dict[str, float]:
+    """median(slow) - median(fast) with a seeded bootstrap interval (the ns saved per call).
+
+    Raises:
+        KeyError: if either variant has no rows.
+    """
+    a = df.loc[df["variant"] == slow, value].to_numpy(dtype=float)
+    b = df.loc[df["variant"] == fast, value].to_numpy(dtype=float)
+    for name, arr in ((slow, a), (fast, b)):
+        if arr.size == 0:
+            raise KeyError(f"difference_ci: no rows with variant == {name!r}")
+    rng = np.random.default_rng(seed)
+    da = np.median(a[rng.integers(0, a.size, (n_boot, a.size))], axis=1)
+    db = np.median(b[rng.integers(0, b.size, (n_boot, b.size))], axis=1)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(da - db, [alpha, 1 - alpha])
+    return {"saved_ns": float(np.median(a) - np.median(b)), "ci_low": float(lo),
+            "ci_high": float(hi), "slow_ns": float(np.median(a)), "fast_ns": float(np.median(b))}
+
+
+def gain_ci(df: Any, slow: str, fast: str, *, kind: str = "time") -> dict[str, float]:
+    """The gain of ``fast`` over ``slow`` with the harness's bootstrap ratio interval.
+
+    ``kind="time"``: the share of time saved, 1 - t_fast / t_slow (R2's "about 3%").
+    ``kind="rate"``: the throughput gain, t_slow / t_fast - 1 (R3's IOPS "+5.8%").
+    """
+    from labkit import bench
+
+    if kind not in ("time", "rate"):
+        raise ValueError(f"kind must be 'time' or 'rate', got {kind!r}")
+    if kind == "time":
+        r = bench.ratio_ci(df, fast, slow)
+        return {"gain": 1 - r.ratio, "ci_low": 1 - r.ci_high, "ci_high": 1 - r.ci_low,
+                "n": min(r.n_numerator, r.n_denominator)}
+    r = bench.ratio_ci(df, slow, fast)
+    return {"gain": r.ratio - 1, "ci_low": r.ci_low - 1, "ci_high": r.ci_high - 1,
+            "n": min(r.n_numerator, r.n_denominator)}
+
+
+def published_r2() -> dict[str, float]:
+    """R2's published figures per call (mean of the two runs of each): ns, and the saving."""
+    from labkit import published
+
+    df = published.load("R2")
+    el = df[df["quantity"] == "elapsed"]
+
+    def mean(variant: str, kernel: str) -> float:
+        sel = el[(el["variant"] == variant) & (el["kernel"] == kernel)]
+        if sel.empty:
+            raise KeyError(f"published R2 has no {variant}/{kernel} rows")
+        return float(sel["ns_per_call"].mean())
+
+    read = mean("read", "stock")
+    before, after = mean("readv1", "stock"), mean("readv1", "patched")
+    return {"read_ns": read, "readv_before_ns": before, "readv_after_ns": after,
+            "saved_ns": before - after, "saved_share": (before - after) / before,
+            "readv_minus_read_ns": after - read}
+
+
+def published_r3() -> dict[str, float]:
+    """R3's published IOPS (mean of eight runs each side) and the gain."""
+    from labkit import published
+
+    df = published.load("R3")
+    before = float(df.loc[df["variant"] == "before", "value"].mean())
+    after = float(df.loc[df["variant"] == "after", "value"].mean())
+    return {"before_iops": before, "after_iops": after, "gain": after / before - 1,
+            "time_saved_share": 1 - before / after,
+            "n_before": int((df["variant"] == "before").sum()),
+            "n_after": int((df["variant"] == "after").sum())}
+
+
+__all__ = [
+    "ASYNC_STATE_BYTES",
+    "Plan",
+    "difference_ci",
+    "gain_ci",
+    "plan",
+    "published_r2",
+    "published_r3",
+    "run_mechanics",
+    "run_read_zero",
+    "run_uring",
+    "ITER_STATE_BYTES",
+    "OPS",
+    "URING_LABELS",
+    "URING_VARIANTS",
+    "SyscallModel",
+    "UringModel",
+    "Work",
+    "batches",
+    "default_iters",
+    "defer_every_for",
+    "mechanics_models",
+    "read_zero_models",
+    "uring_models",
+    "work_table",
+]
