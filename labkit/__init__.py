@@ -4,6 +4,7 @@ The iterator model runs in C over real memory (``labkit/csrc``); this package
 is its typed Python API.  See README.md and notebooks/00-index.ipynb.
 """
 
+from labkit import config
 from labkit.buildinfo import build_info
 from labkit.errors import IterMisuseError
 from labkit.imports import (
@@ -34,6 +35,7 @@ __all__ = [
     "UserMemory",
     "__version__",
     "build_info",
+    "config",
     "import_iovec",
     "import_single_range",
     "import_ubuf",

@@ -363,7 +363,7 @@ def draw_steps(it: Any, steps: Iterable[tuple[Any, ...]], *, contents: Any = Non
     Returns:
         (figure, log): the figure has one row per state (the first is the
         start); the log has one dict per row with the step's label, what it
-        returned and the state after it.
+        returned ("" for nothing, a length for bytes) and the state after it.
     """
     import matplotlib.pyplot as plt
 
@@ -371,7 +371,7 @@ def draw_steps(it: Any, steps: Iterable[tuple[Any, ...]], *, contents: Any = Non
     segs = iter_segments(it)
     fig, axes = plt.subplots(len(steps) + 1, 1, figsize=(width, 2.0 * (len(steps) + 1)),
                              squeeze=False)
-    log: list[dict[str, Any]] = [{"step": "start", "returned": None,
+    log: list[dict[str, Any]] = [{"step": "start", "returned": "",
                                   **iter_state(it).__dict__}]
     draw_iter(it, axes[0][0], segments=segs, contents=contents, scale=scale,
               show_addr=show_addr, title=f"start: {iter_state(it).describe()}", legend=True)
@@ -385,7 +385,8 @@ def draw_steps(it: Any, steps: Iterable[tuple[Any, ...]], *, contents: Any = Non
         shown = "" if ret is None else (f" -> {len(ret)} bytes" if isinstance(ret, bytes)
                                         else f" -> {ret}")
         st = iter_state(it)
-        log.append({"step": label, "returned": ret if not isinstance(ret, bytes) else len(ret),
+        returned = "" if ret is None else (len(ret) if isinstance(ret, bytes) else ret)
+        log.append({"step": label, "returned": returned,
                     **st.__dict__})
         draw_iter(it, axes[k][0], segments=segs, contents=contents, scale=scale,
                   show_addr=show_addr, title=f"{label}{shown}: {st.describe()}", legend=False)
@@ -399,9 +400,8 @@ def draw_side_by_side(iters: Sequence[tuple[str, Any]], *, width: float = 10.0) 
 
     iters = list(iters)
     fig, axes = plt.subplots(len(iters), 1, figsize=(width, 2.2 * len(iters)), squeeze=False)
-    for (label, it), row in zip(iters, axes, strict=True):
-        draw_iter(it, row[0], title=f"{label}: {iter_state(it).describe()}",
-                  legend=row is axes[0])
+    for k, ((label, it), row) in enumerate(zip(iters, axes, strict=True)):
+        draw_iter(it, row[0], title=f"{label}: {iter_state(it).describe()}", legend=k == 0)
     fig.tight_layout()
     return fig
 
