@@ -158,15 +158,18 @@ def summary_table(out_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame
 
 
 def format_figure(v: Any) -> str:
-    """A figure for a table: numbers with 4 significant digits, None as "-"."""
+    """A figure for a table: whole or large numbers in full (1,039,879), others to 4
+    significant digits; None or NaN as "-"; text as it is."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     if isinstance(v, str):
         return v
     f = float(v)
-    if f != 0 and (abs(f) >= 1e6 or abs(f) < 1e-3):
-        return f"{f:.4g}"
-    return f"{f:,.4g}" if abs(f) < 1e4 else f"{f:,.0f}"
+    if f.is_integer() and abs(f) < 1e15:
+        return f"{int(f):,}"
+    if abs(f) >= 1e3:
+        return f"{f:,.0f}"
+    return f"{f:.4g}"
 
 
 def format_summary(df: pd.DataFrame, *, width: int = 48) -> str:
