@@ -49,6 +49,75 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _info_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the record as JSON")
+    parser.add_argument("--quick", action="store_true", default=None,
+                        help="record quick mode (default: LABKIT_QUICK)")
+
+
+def _info(args: argparse.Namespace) -> int:
+    """Print the environment record and whether io_uring is usable here."""
+    import json
+
+    from labkit.envinfo import environment, format_environment
+
+    env = environment(quick=args.quick)
+    if args.json:
+        print(json.dumps(env, indent=2, default=str))
+        return 0
+    print(format_environment(env))
+    io = env["io_uring"]
+    print()
+    print("io_uring: " + ("usable" if io["usable"] else f"NOT usable ({io['reason']})"))
+    return 0
+
+
+def _bench_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("what", choices=["copy"],
+                        help="copy: the core's copy_to_iter/copy_from_iter/advance vs memcpy")
+    parser.add_argument("--quick", action="store_true", default=None,
+                        help="small sizes and few repeats (also LABKIT_QUICK=1)")
+    parser.add_argument("--repeats", type=int, default=None, help="override the repeats")
+    parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to")
+    parser.add_argument("--no-save", action="store_true",
+                        help="do not write results under data/results")
+    parser.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+
+
+def _bench(args: argparse.Namespace) -> int:
+    """Run the core copy benchmark, print its table and headline figures, save the results."""
+    import pandas as pd
+
+    from labkit import config, corebench, results
+    from labkit.envinfo import environment
+
+    quick = config.quick_mode(args.quick)
+    cfg = corebench.core_copy_config(quick)
+    reps = cfg.repeats if args.repeats is None else args.repeats
+    if reps < 1:
+        print("labkit bench: --repeats must be >= 1", file=sys.stderr)
+        return 2
+    print(f"labkit bench copy: {'quick' if quick else 'full'} mode, sizes "
+          f"{', '.join(map(str, cfg.sizes))} bytes, {reps} interleaved repeats")
+    df = corebench.core_copy(quick, repeats=reps, cpu=args.cpu, progress=not args.no_progress)
+    summary = corebench.summarize(df)
+    cols = ["size", "segments", "variant", "n", "median", "ci_low", "ci_high", "GB_per_s",
+            "pct_of_memcpy", "ns_per_segment"]
+    with pd.option_context("display.width", 200, "display.max_rows", 500,
+                           "display.float_format", "{:,.3f}".format):
+        print(summary[cols].rename(columns={"median": "ns/op (median)"}).to_string(index=False))
+    print()
+    print("Headline figures (medians, 95% bootstrap intervals, measured side by side):")
+    for t in corebench.targets(df):
+        mark = "met" if t.met else "MISSED"
+        print(f"  {t.name}: {t.value:.3g} {t.unit} [{t.ci_low:.3g}, {t.ci_high:.3g}]"
+              f"  (target {t.bound}: {mark})")
+    if not args.no_save:
+        path = results.save(corebench.EXPERIMENT, df, env=environment(quick=quick))
+        print(f"\nresults: {path} (+ .json environment record)")
+    return 0
+
+
 def _reproduce_args(parser: argparse.ArgumentParser) -> None:
     from labkit import reproduce
 
@@ -63,6 +132,10 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 COMMANDS: list[Command] = [
     Command("demo", "a short tour of the iterator API", _demo_args, _demo),
+    Command("info", "print the environment record and whether io_uring is usable",
+            _info_args, _info),
+    Command("bench", "run a benchmark (copy: the core copy/advance benchmark)",
+            _bench_args, _bench),
     Command("reproduce", "run every notebook headless: report, figures, summary table",
             _reproduce_args, _reproduce),
 ]

@@ -1,0 +1,51 @@
+/*
+ * bench_core.h - timing kernels for labkit's iterator core, and a probe of
+ * whether the running kernel lets this process use io_uring.
+ *
+ * Convention (see lk_clock.h): every lk_time_<what>() runs its whole timed
+ * loop in C, reads lk_clock_ns() once before and once after the batch, and
+ * returns nanoseconds per operation (elapsed / iters).  Python calls once per
+ * batch.  The callers (labkit/corebench.py) check every buffer and length
+ * before calling: these kernels trust their arguments, as the rest of the C
+ * core's fast paths do.
+ */
+#ifndef LK_BENCH_CORE_H
+#define LK_BENCH_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "iov_iter.h"
+
+/* The loop alone: what the harness adds to every operation it times. */
+double lk_time_empty(uint64_t iters);
+
+/* Two clock reads per iteration: the clock's own cost, for the record. */
+double lk_time_clock(uint64_t iters);
+
+/* memcpy(dst, src, n) per operation: the baseline every copy is compared with. */
+double lk_time_memcpy(void *dst, const void *src, size_t n, uint64_t iters);
+
+/*
+ * Each operation starts from a fresh struct copy of *proto (cheap: the copy
+ * does not touch the segments), so every operation does the same work.
+ */
+double lk_time_copy_to_iter(const struct lk_iov_iter *proto, const void *src, size_t n,
+			    uint64_t iters);
+double lk_time_copy_from_iter(const struct lk_iov_iter *proto, void *dst, size_t n,
+			      uint64_t iters);
+double lk_time_advance(const struct lk_iov_iter *proto, size_t n, uint64_t iters);
+
+/* Fill nr bvecs with (page, len, offset): a table for advance benchmarks. */
+void lk_bench_fill_bvec(struct lk_bvec *tab, size_t nr, uintptr_t page, unsigned int len,
+			unsigned int offset);
+
+/*
+ * Can this process create an io_uring?  Calls io_uring_setup(2) for a ring of
+ * 4 entries and closes the ring at once.  Returns 0 if it can, else -errno
+ * (-ENOSYS: not built in or filtered by seccomp; -EPERM: disabled by the
+ * kernel.io_uring_disabled sysctl or a policy).
+ */
+int lk_io_uring_probe(void);
+
+#endif

@@ -1,0 +1,177 @@
+"""The environment record saved with every result.
+
+:func:`environment` answers the questions a reader of a performance result
+asks first: which CPU, which kernel, which mitigations, which compiler and
+flags built the timing kernels, which Python and packages, which labkit (and
+git commit), when, in quick or full mode, and whether io_uring is usable here.
+Everything is JSON-serialisable.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import os
+import platform
+import socket
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from labkit import config
+
+#: Keys every record has (tests and the results loader rely on them).
+KEYS = (
+    "labkit_version", "git_commit", "git_dirty", "date", "quick_mode", "hostname",
+    "cpu_model", "cpu_count", "cpu_affinity", "machine", "kernel_release", "kernel_version",
+    "mitigations", "compiler", "cflags", "optimised", "sanitizers", "python",
+    "python_implementation", "packages", "io_uring",
+)
+
+PACKAGES = ("numpy", "pandas", "cffi", "matplotlib", "jupyterlab", "nbval", "pytest")
+VULN_DIR = Path("/sys/devices/system/cpu/vulnerabilities")
+IO_URING_SYSCTL = Path("/proc/sys/kernel/io_uring_disabled")
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The CPU's model name (from /proc/cpuinfo on Linux, else platform.processor())."""
+    try:
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "cpu model", "Processor"):
+                if value.strip():
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def mitigations(vuln_dir: Path = VULN_DIR) -> dict[str, str]:
+    """Each file of /sys/devices/system/cpu/vulnerabilities and its one-line state."""
+    out: dict[str, str] = {}
+    try:
+        entries = sorted(vuln_dir.iterdir())
+    except OSError:
+        return out
+    for p in entries:
+        try:
+            out[p.name] = p.read_text(errors="replace").strip()
+        except OSError as exc:
+            out[p.name] = f"unreadable ({exc.strerror})"
+    return out
+
+
+def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
+    """Installed versions of the packages labkit's results depend on (None: not installed)."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def git_state(root: Path | None = None) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the checkout labkit runs from; (None, None) outside git."""
+    root = root or config.repo_root()
+    if not (root / ".git").exists():
+        return None, None
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
+                                capture_output=True, text=True, timeout=10, check=True)
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                 "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    return commit.stdout.strip() or None, bool(status.stdout.strip())
+
+
+def io_uring_status() -> dict[str, Any]:
+    """Whether this process can create an io_uring, probed with io_uring_setup(2).
+
+    Returns:
+        ``{"usable": bool, "errno": int | None, "reason": str, "sysctl_disabled": int | None}``.
+        The probe creates a 4-entry ring and closes it at once.
+    """
+    from labkit._ffi import lib
+
+    sysctl: int | None = None
+    try:
+        sysctl = int(IO_URING_SYSCTL.read_text().strip())
+    except (OSError, ValueError):
+        pass
+    ret = int(lib.lk_io_uring_probe())
+    if ret == 0:
+        return {"usable": True, "errno": None, "reason": "io_uring_setup succeeded",
+                "sysctl_disabled": sysctl}
+    err = -ret
+    name = errno.errorcode.get(err, str(err))
+    if err == errno.ENOSYS:
+        why = "the kernel lacks io_uring or a seccomp filter blocks it"
+    elif err == errno.EPERM:
+        why = ("disabled by kernel.io_uring_disabled" if sysctl else
+               "refused by a security policy (seccomp, LSM or container)")
+    else:
+        why = os.strerror(err)
+    return {"usable": False, "errno": err, "reason": f"{name}: {why}", "sysctl_disabled": sysctl}
+
+
+def environment(quick: bool | None = None) -> dict[str, Any]:
+    """The environment record of this run (see the module docstring); keys are :data:`KEYS`."""
+    import labkit
+
+    build = labkit.build_info()
+    commit, dirty = git_state()
+    uname = platform.uname()
+    try:
+        affinity = sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        affinity = None
+    record = {
+        "labkit_version": labkit.__version__,
+        "git_commit": commit,
+        "git_dirty": dirty,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "quick_mode": config.quick_mode(quick),
+        "hostname": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "cpu_affinity": affinity,
+        "machine": uname.machine,
+        "kernel_release": uname.release,
+        "kernel_version": uname.version,
+        "mitigations": mitigations(),
+        "compiler": build["compiler"],
+        "cflags": build["cflags"],
+        "optimised": build["optimised"],
+        "sanitizers": build["sanitizers"],
+        "python": sys.version.split()[0],
+        "python_implementation": platform.python_implementation(),
+        "packages": package_versions(),
+        "io_uring": io_uring_status(),
+    }
+    assert tuple(record) == KEYS
+    return record
+
+
+def format_environment(env: dict[str, Any]) -> str:
+    """A human-readable, multi-line rendering of an environment record."""
+    lines = []
+    width = max(len(k) for k in env)
+    for key, value in env.items():
+        if isinstance(value, dict) and key in ("mitigations", "packages", "io_uring"):
+            lines.append(f"{key}:")
+            sub = max((len(k) for k in value), default=0)
+            for k, v in value.items():
+                lines.append(f"  {k:<{sub}}  {v}")
+        else:
+            lines.append(f"{key:<{width}}  {value}")
+    return "\n".join(lines)
+
+
+__all__ = ["KEYS", "environment", "format_environment", "io_uring_status", "mitigations",
+           "cpu_model", "git_state", "package_versions"]

@@ -1,0 +1,45 @@
+"""The labkit command line: info and bench copy in quick mode."""
+
+import json
+
+import pandas as pd
+
+from labkit import cli, results
+
+
+def test_info_prints_record_and_io_uring(capsys):
+    assert cli.main(["info"]) == 0
+    out = capsys.readouterr().out
+    assert "kernel_release" in out and "mitigations:" in out
+    assert "io_uring: usable" in out or "io_uring: NOT usable" in out
+
+
+def test_info_json(capsys):
+    assert cli.main(["info", "--json", "--quick"]) == 0
+    env = json.loads(capsys.readouterr().out)
+    assert env["quick_mode"] is True and "io_uring" in env
+
+
+def test_bench_copy_quick_writes_results(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LABKIT_DATA", str(tmp_path))
+    monkeypatch.setenv("LABKIT_QUICK", "1")
+    assert cli.main(["bench", "copy", "--repeats", "2", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "quick mode" in out and "% of memcpy bandwidth" in out
+    assert "per segment" in out and "empty operation" in out
+    paths = results.runs("core-copy", tmp_path)
+    assert len(paths) == 1 and paths[0].with_suffix(".json").exists()
+    df, env = results.load_run(paths[0])
+    assert env["quick_mode"] is True
+    assert {"memcpy", "copy_to_iter UBUF", "copy_to_iter IOVEC", "copy_from_iter BVEC",
+            "advance KVEC", "advance BVEC", "empty", "clock"} <= set(df["variant"])
+    assert (df.groupby(["size", "variant"]).size() == 2).all()
+    assert set(df["size"]) >= {4096, 1 << 20, 1 << 30}
+    assert isinstance(results.load("core-copy"), pd.DataFrame)
+
+
+def test_bench_no_save(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LABKIT_DATA", str(tmp_path))
+    assert cli.main(["bench", "copy", "--quick", "--repeats", "1", "--no-save",
+                     "--no-progress"]) == 0
+    assert results.runs("core-copy", tmp_path) == []

@@ -1,0 +1,67 @@
+"""Plot helpers: labelled axes, log scales, fitted slopes."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+from labkit import plots  # noqa: E402
+
+
+def test_fit_power_law_recovers_slope():
+    x = np.array([1, 10, 100, 1000.0])
+    fit = plots.fit_power_law(x, 3 * x ** 0.5)
+    assert fit.slope == pytest.approx(0.5) and 10 ** fit.intercept == pytest.approx(3)
+    assert fit.predict([100]) == pytest.approx([30])
+    with pytest.raises(ValueError):
+        plots.fit_power_law([1, 1], [2, 3])
+    with pytest.raises(ValueError):
+        plots.fit_power_law([1, 2], [0, 3])
+
+
+def test_cost_vs_size_log_axes_labels_and_fits():
+    sizes = [64, 4096, 65536, 1 << 20]
+    df = pd.DataFrame([{"size": s, "ns": 0.02 * s * f, "kind": k, "rep": r}
+                       for s in sizes for k, f in (("copy", 1.0), ("walk", 0.5))
+                       for r in range(3)])
+    ax, fits = plots.cost_vs_size(df, x="size", y="ns", group="kind", xlabel="size (bytes)",
+                                  ylabel="time (ns)")
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_xlabel() == "size (bytes)" and ax.get_ylabel() == "time (ns)"
+    assert set(fits) == {"copy", "walk"}
+    assert fits["copy"].slope == pytest.approx(1.0)
+    assert any("slope 1.00" in t.get_text() for t in ax.get_legend().get_texts())
+    plt.close("all")
+    with pytest.raises(ValueError):
+        plots.cost_vs_size(df, x="size", y="ns", xlabel="", ylabel="time")
+
+
+def test_ours_vs_published_bars_intervals_and_points():
+    ours = pd.DataFrame({"label": ["head", "tail"], "median": [100.0, 200.0],
+                         "ci_low": [90.0, 180.0], "ci_high": [110.0, 230.0]})
+    pub = pd.DataFrame({"label": ["head", "tail", "tail"], "value": [120.0, 210.0, 220.0]})
+    with plots.style():
+        fig, ax = plt.subplots()
+        out = plots.ours_vs_published(ours, pub, ylabel="time per read (ns)", ax=ax, log=True)
+    assert out is ax
+    assert ax.get_ylabel() == "time per read (ns)" and ax.get_xlabel() == "label"
+    assert ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["head", "tail"]
+    heights = sorted(round(p.get_height(), 6) for p in ax.patches)
+    assert heights == [100.0, 120.0, 200.0, 215.0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"ours", "published", "published runs"} <= set(legend)
+    plt.close(fig)
+    with pytest.raises(ValueError):
+        plots.ours_vs_published(ours, pub, ylabel="")
+
+
+def test_style_is_scoped():
+    before = plt.rcParams["axes.spines.top"]
+    with plots.style():
+        assert plt.rcParams["axes.spines.top"] is False
+    assert plt.rcParams["axes.spines.top"] == before

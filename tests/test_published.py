@@ -1,0 +1,86 @@
+"""The published figures match the seed mails (parsed here independently)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from labkit import published
+
+SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds"
+needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="seed mails not available")
+
+
+def seed(name):
+    return (SEEDS / name).read_text(errors="replace")
+
+
+def test_every_row_has_a_source():
+    df = published.load_all()
+    assert set(df["result"]) == {"R1", "R2", "R3"}
+    for col in published.SOURCE_COLUMNS:
+        assert df[col].notna().all() and (df[col].astype(str).str.len() > 3).all(), col
+    assert df["source_date"].str.match(r"^\d{4}-\d{2}-\d{2}$").all()
+
+
+@needs_seeds
+def test_r1_matches_seed():
+    text = seed("2019-io_uring-fixed-buffer-seek.txt")
+    found = re.findall(r"reading to the (start|end) of the buffer:\s+(\d+) ns", text)
+    assert len(found) == 4
+    expect = {("before", "head"): int(found[0][1]), ("before", "tail"): int(found[1][1]),
+              ("after", "head"): int(found[2][1]), ("after", "tail"): int(found[3][1])}
+    df = published.load("R1")
+    times = df[df["unit"] == "ns"]
+    got = {(r.variant, r.position): r.ns_per_op for r in times.itertuples()}
+    assert got == expect
+    speedup = int(re.search(r"about an (\d+)x improvement", text).group(1))
+    assert df.loc[df["quantity"] == "tail_speedup", "value"].tolist() == [speedup]
+    assert "dont use iov_iter_advance() for fixed buffers" in df["source_subject"].iloc[0]
+    assert re.search(r"^Subject: .*dont use iov_iter_advance", text, re.M)
+
+
+@needs_seeds
+def test_r2_matches_seed():
+    text = seed("2023-iov_iter-ubuf-import-thread.txt")
+    runs = re.findall(r"read-zero (\d)\n_+\nExecuted in\s+([\d.]+) (millis|secs)", text)
+    assert len(runs) == 6
+    secs = [(int(v), float(t) / (1000 if unit == "millis" else 1)) for v, t, unit in runs]
+    df = published.load("R2")
+    got = [(0 if r.variant == "read" else 1, r.value) for r in df.itertuples()]
+    assert [g[0] for g in got] == [s[0] for s in secs]
+    assert [g[1] for g in got] == pytest.approx([s[1] for s in secs])
+    assert list(df["kernel"]) == ["stock"] * 4 + ["patched"] * 2
+    assert "10M 4k reads" in text
+    assert set(df["calls"]) == {10_000_000} and set(df["bytes_per_call"]) == {4096}
+    assert df["ns_per_call"].tolist() == pytest.approx([s * 100 for _, s in secs])
+    usr_sys = re.findall(r"usr time\s+([\d.]+) (millis|secs).*\n"
+                         r"\s+sys time\s+([\d.]+) (millis|secs)", text)
+
+    def secs_of(v, unit):
+        return float(v) / (1000 if unit == "millis" else 1)
+
+    assert len(usr_sys) == 6
+    assert df["usr_s"].tolist() == pytest.approx([secs_of(u, uu) for u, uu, _, _ in usr_sys])
+    assert df["sys_s"].tolist() == pytest.approx([secs_of(s, su) for _, _, s, su in usr_sys])
+
+
+@needs_seeds
+def test_r3_matches_seed():
+    text = seed("2023-io_uring-readv-to-read.txt")
+    samples = re.findall(r"IOPS=([\d.]+)M, BW=([\d.]+)GiB/s, IOS/call=(\d+)/(\d+)", text)
+    assert len(samples) == 16
+    df = published.load("R3")
+    assert list(df["variant"]) == ["before"] * 8 + ["after"] * 8
+    assert df["value"].tolist() == pytest.approx([float(s[0]) * 1e6 for s in samples])
+    assert df["bw_gib_s"].tolist() == pytest.approx([float(s[1]) for s in samples])
+    assert df["ios_per_call_done"].tolist() == [int(s[2]) for s in samples]
+    assert df["ios_per_call_reaped"].tolist() == [int(s[3]) for s in samples]
+    assert "24 drives" in text and set(df["drives"]) == {24}
+    gain = (df[df.variant == "after"]["value"].mean() / df[df.variant == "before"]["value"].mean())
+    assert 1.05 < gain < 1.07  # "about +5.8%" in the design brief
+
+
+def test_unknown_result():
+    with pytest.raises(KeyError):
+        published.load("R9")
