@@ -435,17 +435,23 @@ def bvec_table(addr: int, length: int, *,
     return rows
 
 
-def _rows(table: Any) -> list[tuple[int, int, int]]:
+def table_rows(table: Any) -> list[tuple[int, int, int]]:
+    """A bvec table as a list of ``(page, offset, length)`` rows.
+
+    Accepts rows of three ints, an (n, 3) array, or a structured numpy array whose
+    field names contain "page", "off" and "len" (in any order, as
+    ``RegisteredBuffer.table``).
+    """
     arr = np.asarray(table)
     if arr.dtype.names:  # a structured numpy view (page, offset, length fields)
         names = arr.dtype.names
         page = next(n for n in names if "page" in n)
         off = next(n for n in names if "off" in n)
         ln = next(n for n in names if "len" in n)
-        return [(int(r[page]), int(r[off]), int(r[ln])) for r in arr]
+        return list(zip(arr[page].tolist(), arr[off].tolist(), arr[ln].tolist(), strict=True))
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise ValueError("table must be rows of (page, offset, length)")
-    return [(int(p), int(o), int(n)) for p, o, n in arr]
+    return [(int(p), int(o), int(n)) for p, o, n in arr.tolist()]
 
 
 def walk_seek(table: Any, offset: int) -> tuple[int, int, int]:
@@ -457,7 +463,7 @@ def walk_seek(table: Any, offset: int) -> tuple[int, int, int]:
     Raises:
         ValueError: if ``offset`` is not inside the table.
     """
-    rows = _rows(table)
+    rows = table_rows(table)
     left = offset
     for k, (_page, _off, n) in enumerate(rows):
         if left < n:
@@ -477,7 +483,7 @@ def shift_seek(table: Any, offset: int, *, folio_shift: int = PAGE_SHIFT) -> tup
     Returns:
         (index of the bvec, offset inside that bvec's bytes, bvecs visited: 1).
     """
-    rows = _rows(table)
+    rows = table_rows(table)
     total = sum(r[2] for r in rows)
     if not 0 <= offset < total:
         raise ValueError(f"offset {offset} is not inside the table's {total} bytes")
@@ -522,7 +528,7 @@ def draw_bvec_seek(table: Any, *, offset: int, length: int, state: Any = None,
     """
     from matplotlib.patches import Patch, Rectangle
 
-    rows = _rows(table)
+    rows = table_rows(table)
     total = sum(r[2] for r in rows)
     if not 0 <= offset < total or length < 0 or offset + length > total:
         raise ValueError(f"read [{offset}, +{length}) is not inside the table's {total} bytes")

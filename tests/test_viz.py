@@ -245,6 +245,10 @@ def test_draw_bvec_seek_generic_inputs():
     # page indices instead of addresses, a structured table, an explicit state
     rows = [(0, 100, 3996), (1, 0, PAGE), (2, 0, PAGE), (3, 0, 10)]
     arr = np.array(rows, dtype=[("bv_page", "u8"), ("bv_offset", "u4"), ("bv_len", "u4")])
+    # the registered buffer's own layout: page, len, offset
+    reg_like = np.array([(p, n, o) for p, o, n in rows],
+                        dtype=[("page", "<u8"), ("len", "<u4"), ("offset", "<u4")])
+    assert viz.table_rows(reg_like) == viz.table_rows(arr) == rows
     st = viz.IterState("BVEC", 50, 4000, 1, 3)
     ax = viz.draw_bvec_seek(arr, offset=3996 + 4000, length=50, state=st)
     g = gids(ax)
