@@ -10,7 +10,11 @@ can record exactly how their timing kernels were built
 (``labkit.build_info()``).
 
 Set ``LABKIT_SANITIZE=1`` while building to compile with AddressSanitizer and
-UndefinedBehaviorSanitizer (see README, "Sanitizer build").
+UndefinedBehaviorSanitizer (see README, "Sanitizer build").  To build such a
+module beside the installed one, call ``make_builder("labkit._labkit")`` with
+the variable set and ``.compile(tmpdir=DIR)``: the module lands in
+``DIR/labkit/``, and ``LABKIT_EXT_PATH=<that .so>`` makes labkit load it
+(tests/run_sanitized.py does this, with libasan preloaded).
 """
 
 from __future__ import annotations

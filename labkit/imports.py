@@ -133,8 +133,10 @@ def _explain_import_error(err: int, pairs: list, uvec: Any, mem: UserMemory) -> 
             raise_errno(err, f"import_iovec: segment {k} has a negative length ({_signed(length)})")
         if err == errno.EFAULT:
             addr = int(uvec[k].iov_base)
-            check_len = min(length, MAX_RW_COUNT)
-            if not lib.lk_mm_access_ok(mem.c_mm, addr, check_len):
+            # the C import checks each segment's whole length (as __import_iovec's
+            # access_ok() does, before the MAX_RW_COUNT clamp); the single-segment
+            # UBUF path checks the clamped length, a subset: the whole one covers both
+            if not lib.lk_mm_access_ok(mem.c_mm, addr, length):
                 raise_errno(err, f"import_iovec: segment {k} [{addr:#x}, +{length}) "
                             "is not in mapped user memory")
     raise_errno(err, "import_iovec")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import mmap
+import operator
 import threading
 from dataclasses import dataclass, field
 
@@ -70,11 +71,15 @@ class UserMemory:
         """Map ``size`` bytes of zeroed memory at an address aligned to ``align``.
 
         Raises:
+            TypeError: if size or align is not an integer.
             OSError: EINVAL for a size <= 0 or an alignment that is not a power
                 of two >= 4096; ENOMEM when the system has no memory for it.
         """
-        size = int(size)
-        align = int(align)
+        try:
+            size, align = operator.index(size), operator.index(align)
+        except TypeError:
+            raise TypeError(f"map: size and align must be integers, not "
+                            f"{type(size).__name__} and {type(align).__name__}") from None
         if size <= 0:
             raise_errno(errno.EINVAL, f"map: size must be > 0, got {size}")
         if align < PAGE_SIZE or align & (align - 1):
@@ -98,9 +103,16 @@ class UserMemory:
         return mapping
 
     def unmap(self, mapping: Mapping) -> None:
-        """Remove ``mapping`` from the address space (EINVAL if it is not mapped here)."""
+        """Remove ``mapping`` from the address space.
+
+        Raises:
+            TypeError: if ``mapping`` is not a :class:`Mapping`.
+            OSError: EINVAL if it is not mapped in this address space.
+        """
+        if not isinstance(mapping, Mapping):
+            raise TypeError(f"unmap: expected a Mapping, not {type(mapping).__name__}")
         with self.lock:
-            if self._maps.get(getattr(mapping, "addr", None)) is not mapping:
+            if self._maps.get(mapping.addr) is not mapping:
                 raise_errno(errno.EINVAL, f"unmap: {mapping!r} is not mapped in this UserMemory")
             lib.lk_mm_remove(self._mm, mapping.addr)
             del self._maps[mapping.addr]

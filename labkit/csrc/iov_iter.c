@@ -352,9 +352,9 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 					len = size;
 				res |= len;
 				size -= len;
-				if (!size)
-					break;
 			}
+			if (!size)	/* the kernel's do { } while (size) */
+				break;
 		}
 		return res;
 	case LK_ITER_BVEC:
