@@ -4,6 +4,7 @@ The iterator model runs in C over real memory (``labkit/csrc``); this package
 is its typed Python API.  See README.md and notebooks/00-index.ipynb.
 """
 
+from labkit import config
 from labkit.buildinfo import build_info
 from labkit.errors import IterMisuseError
 from labkit.fixed import RegisteredBuffer, io_import_fixed, register_buffer
@@ -36,6 +37,7 @@ __all__ = [
     "UserMemory",
     "__version__",
     "build_info",
+    "config",
     "import_iovec",
     "import_single_range",
     "import_ubuf",

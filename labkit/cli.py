@@ -124,12 +124,26 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce_args(parser: argparse.ArgumentParser) -> None:
+    from labkit import reproduce
+
+    reproduce.add_arguments(parser)
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from labkit import reproduce
+
+    return reproduce.from_args(args)
+
+
 COMMANDS: list[Command] = [
     Command("demo", "a short tour of the iterator API", _demo_args, _demo),
     Command("info", "print the environment record and whether io_uring is usable",
             _info_args, _info),
     Command("bench", "run a benchmark (copy: the core copy/advance benchmark)",
             _bench_args, _bench),
+    Command("reproduce", "run every notebook headless: report, figures, summary table",
+            _reproduce_args, _reproduce),
 ]
 
 
