@@ -144,9 +144,10 @@ class RegisteredBuffer:
     def table(self) -> np.ndarray:
         """The bvec table as a read-only numpy structured array (page, len, offset)."""
         if self._table is None:
+            # a copy: a view of the C table would dangle once this buffer (which
+            # frees the table) is gone while the array is still referenced
             raw = ffi.buffer(self._buf.bvec, self.nr_bvecs * ffi.sizeof("struct lk_bvec"))
-            view = memoryview(raw).toreadonly()
-            self._table = np.frombuffer(view, dtype=BVEC_DTYPE)
+            self._table = np.frombuffer(bytes(raw), dtype=BVEC_DTYPE)
         return self._table
 
     def view(self) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import random
 
 import numpy as np
@@ -110,6 +111,18 @@ def test_table_is_read_only():
         reg.table["len"][0] = 1 << 30
     with pytest.raises(ValueError):
         reg.table.flags.writeable = True
+
+
+def test_table_outlives_its_buffer():
+    # the table was a view of the C bvec array, freed with the RegisteredBuffer
+    _, _, reg = make_buffer(PAGE_SIZE + 100, 100)
+    t = reg.table
+    expected = t.tolist()
+    del reg
+    gc.collect()
+    junk = [bytearray(32) for _ in range(1000)]  # reuse the freed heap memory
+    assert t.tolist() == expected
+    del junk
 
 
 def test_register_one_gib():
