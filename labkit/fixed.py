@@ -155,10 +155,12 @@ class RegisteredBuffer:
         for m in self._mappings:
             if m.addr <= self.addr and self.addr + self.length <= m.end:
                 return m.array[self.addr - m.addr:self.addr - m.addr + self.length]
-        # The range spans adjacent mappings: return a copy-free view per mapping is
-        # impossible, so build a fresh array over the real bytes instead.
-        return np.frombuffer(ffi.buffer(ffi.cast("uint8_t *", self.addr), self.length),
-                             dtype=np.uint8)
+        # The range spans adjacent mappings: build an array over the real bytes,
+        # through a pointer whose (no-op) destructor holds the mappings, so that
+        # the array keeps their memory alive as the views of single mappings do.
+        keep = self._mappings
+        ptr = ffi.gc(ffi.cast("uint8_t *", self.addr), lambda _p, keep=keep: None)
+        return np.frombuffer(ffi.buffer(ptr, self.length), dtype=np.uint8)
 
     def segments_spanned(self, offset: int, length: int) -> int:
         """How many bvecs a read of ``length`` bytes at byte ``offset`` touches (0 if empty)."""
