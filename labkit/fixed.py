@@ -144,9 +144,10 @@ class RegisteredBuffer:
     def table(self) -> np.ndarray:
         """The bvec table as a read-only numpy structured array (page, len, offset)."""
         if self._table is None:
+            # a copy: a view of the C table would dangle once this buffer (which
+            # frees the table) is gone while the array is still referenced
             raw = ffi.buffer(self._buf.bvec, self.nr_bvecs * ffi.sizeof("struct lk_bvec"))
-            view = memoryview(raw).toreadonly()
-            self._table = np.frombuffer(view, dtype=BVEC_DTYPE)
+            self._table = np.frombuffer(bytes(raw), dtype=BVEC_DTYPE)
         return self._table
 
     def view(self) -> np.ndarray:
@@ -154,10 +155,12 @@ class RegisteredBuffer:
         for m in self._mappings:
             if m.addr <= self.addr and self.addr + self.length <= m.end:
                 return m.array[self.addr - m.addr:self.addr - m.addr + self.length]
-        # The range spans adjacent mappings: return a copy-free view per mapping is
-        # impossible, so build a fresh array over the real bytes instead.
-        return np.frombuffer(ffi.buffer(ffi.cast("uint8_t *", self.addr), self.length),
-                             dtype=np.uint8)
+        # The range spans adjacent mappings: build an array over the real bytes,
+        # through a pointer whose (no-op) destructor holds the mappings, so that
+        # the array keeps their memory alive as the views of single mappings do.
+        keep = self._mappings
+        ptr = ffi.gc(ffi.cast("uint8_t *", self.addr), lambda _p, keep=keep: None)
+        return np.frombuffer(ffi.buffer(ptr, self.length), dtype=np.uint8)
 
     def segments_spanned(self, offset: int, length: int) -> int:
         """How many bvecs a read of ``length`` bytes at byte ``offset`` touches (0 if empty)."""

@@ -117,9 +117,13 @@ def import_iovec(direction: int, iovecs: Sequence[tuple[int, int]], mem: UserMem
     fast = ffi.new("struct lk_iovec[]", max(int(fast_segs), 1))
     iovp = ffi.new("struct lk_iovec **")
     it = ffi.new("struct lk_iov_iter *")
-    ret = lib.lk_import_iovec(d, uvec, len(pairs), int(fast_segs), fast, iovp, it, mem.c_mm, era)
-    if ret < 0:
-        _explain_import_error(-ret, pairs, uvec, mem)
+    # the address-space table is read in C with the GIL released: hold the
+    # lock that map()/unmap() take, or a concurrent map() can move the table
+    with mem.lock:
+        ret = lib.lk_import_iovec(d, uvec, len(pairs), int(fast_segs), fast, iovp, it,
+                                  mem.c_mm, era)
+        if ret < 0:
+            _explain_import_error(-ret, pairs, uvec, mem)
     heap = iovp[0] != ffi.NULL
     array = ffi.gc(iovp[0], lib.free) if heap else fast
     return IovIter(it, (array, mem), mem=mem, heap_iovecs=heap)
@@ -156,7 +160,9 @@ def import_ubuf(direction: int, addr: int, length: int, mem: UserMemory) -> IovI
     addr = _addr(addr, "import_ubuf")
     length = _length(length, "import_ubuf")
     it = ffi.new("struct lk_iov_iter *")
-    if lib.lk_import_ubuf(d, addr, length, it, mem.c_mm) < 0:
+    with mem.lock:
+        ret = lib.lk_import_ubuf(d, addr, length, it, mem.c_mm)
+    if ret < 0:
         raise_errno(errno.EFAULT, f"import_ubuf: [{addr:#x}, +{min(length, MAX_RW_COUNT)}) "
                     "is not in mapped user memory")
     return IovIter(it, (mem,), mem=mem)
@@ -176,7 +182,9 @@ def import_single_range(direction: int, addr: int, length: int, mem: UserMemory,
     length = _length(length, "import_single_range")
     iov = ffi.new("struct lk_iovec *")
     it = ffi.new("struct lk_iov_iter *")
-    if lib.lk_import_single_range(d, addr, length, iov, it, mem.c_mm, era) < 0:
+    with mem.lock:
+        ret = lib.lk_import_single_range(d, addr, length, iov, it, mem.c_mm, era)
+    if ret < 0:
         raise_errno(errno.EFAULT, f"import_single_range: [{addr:#x}, "
                     f"+{min(length, MAX_RW_COUNT)}) is not in mapped user memory")
     return IovIter(it, (iov, mem), mem=mem)

@@ -268,13 +268,17 @@ class IovIter:
 
         Raises:
             IterMisuseError: for a revert past the iterator's first byte (a BUG
-                in the kernel) or of more than MAX_RW_COUNT (a WARN); the
-                iterator is left unchanged.
+                in the kernel), of more than MAX_RW_COUNT (a WARN), or that
+                would take a DISCARD's count past SIZE_MAX; the iterator is
+                left unchanged.
         """
         ret = lib.lk_iter_revert(self._it, size_arg(n))
         if ret == -errno.ERANGE:
             raise IterMisuseError(f"revert({n}) goes past the start of the iterator "
                                   "(the kernel would BUG)")
+        if ret == -errno.EOVERFLOW:
+            raise IterMisuseError(f"revert({n}) would take count past SIZE_MAX "
+                                  f"(count is {self.count})")
         if ret < 0:
             raise IterMisuseError(f"revert({n}) is more than MAX_RW_COUNT "
                                   "(the kernel WARNs and ignores it)")

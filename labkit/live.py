@@ -35,6 +35,7 @@ import os
 import platform
 import statistics
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -449,11 +450,16 @@ class Ring:
         scratch = _positive_int(scratch, "scratch")
         if not timeout > 0:
             _raise(errno.EINVAL, f"timeout must be > 0 seconds, got {timeout}")
+        # every C call on the handle holds this lock (cffi releases the GIL): a
+        # close() from another thread waits for a running batch instead of
+        # unmapping the ring under it, and two threads never share the SQ/CQ
+        self._lock = threading.RLock()
+        self._ring: Any = None
         err = ffi.new("int *")
         handle = lib.lk_ring_open(entries, flags, scratch, int(timeout * 1e9), err)
         if handle == ffi.NULL:
             _raise(-err[0], f"io_uring ring of {entries} entries")
-        self._ring: Any = handle
+        self._ring = handle
         if register_ring_fd:
             try:
                 _check(lib.lk_ring_register_ring_fd(handle), "registering the ring fd")
@@ -467,16 +473,29 @@ class Ring:
             _raise(errno.EBADF, "the ring is closed")
         return self._ring
 
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(handle, *args)`` under the ring's lock; OSError(EBADF) once closed."""
+        with self._lock:
+            return fn(self._h(), *args)
+
     @property
     def closed(self) -> bool:
         """True after :meth:`close`."""
         return self._ring is None
 
     def close(self) -> None:
-        """Unmap and close the ring (idempotent); pending requests are cancelled by the kernel."""
-        if self._ring is not None:
-            handle, self._ring = self._ring, None
-            lib.lk_ring_close(handle)
+        """Unmap and close the ring (idempotent); pending requests are cancelled by the kernel.
+
+        Called from another thread while an operation or batch runs, it waits
+        for that batch to end (every wait in it is bounded by the timeout).
+        """
+        lock = getattr(self, "_lock", None)
+        if lock is None:  # __init__ failed before the ring existed
+            return
+        with lock:
+            if self._ring is not None:
+                handle, self._ring = self._ring, None
+                lib.lk_ring_close(handle)
 
     def __enter__(self) -> Ring:
         return self
@@ -494,7 +513,7 @@ class Ring:
     def info(self) -> dict[str, Any]:
         """Ring geometry and state: entries, features, registered buffer and files, in-flight."""
         out = ffi.new("struct lk_ring_info *")
-        _check(lib.lk_ring_get_info(self._h(), out), "ring info")
+        _check(self._call(lib.lk_ring_get_info, out), "ring info")
         return {k: getattr(out, k) for k in (
             "sq_entries", "cq_entries", "features", "flags", "ext_arg", "registered_ring",
             "scratch_len", "reg_len", "reg_hugepages", "nr_files", "inflight")}
@@ -503,7 +522,7 @@ class Ring:
         """Bound every later wait by ``seconds``."""
         if not seconds > 0:
             _raise(errno.EINVAL, f"timeout must be > 0 seconds, got {seconds}")
-        _check(lib.lk_ring_set_timeout(self._h(), int(seconds * 1e9)), "set timeout")
+        _check(self._call(lib.lk_ring_set_timeout, int(seconds * 1e9)), "set timeout")
 
     # -- registration
     def register_buffer(self, size: int, *, hugepages: bool = False) -> None:
@@ -518,13 +537,13 @@ class Ring:
         size = size.__index__()
         if size < 1:
             _raise(errno.EINVAL, f"buffer size must be >= 1, got {size}")
-        _check(lib.lk_ring_register_buffer(self._h(), size, int(bool(hugepages))),
+        _check(self._call(lib.lk_ring_register_buffer, size, int(bool(hugepages))),
                f"registering a {size}-byte buffer")
 
     def register_files(self, fds: Sequence[int]) -> None:
         """Register descriptors; operations with ``fixed_file=True`` use their index."""
         arr = ffi.new("int[]", list(fds))
-        _check(lib.lk_ring_register_files(self._h(), arr, len(fds)), "registering files")
+        _check(self._call(lib.lk_ring_register_files, arr, len(fds)), "registering files")
 
     # -- memory the ring reads into
     def _area(self, where: str) -> int:
@@ -534,14 +553,14 @@ class Ring:
 
     def fill(self, byte: int, where: str = "registered") -> None:
         """Set every byte of the scratch or registered buffer to ``byte``."""
-        _check(lib.lk_ring_fill(self._h(), self._area(where), byte & 0xFF), f"fill {where}")
+        _check(self._call(lib.lk_ring_fill, self._area(where), byte & 0xFF), f"fill {where}")
 
     def memory(self, offset: int, n: int, where: str = "registered") -> bytes:
         """A copy of ``n`` bytes at ``offset`` of the scratch or registered buffer."""
         if offset < 0 or n < 0:
             _raise(errno.EINVAL, "offset and n must be >= 0")
         dst = ffi.new("char[]", max(n, 1))
-        _check(lib.lk_ring_copy_out(self._h(), self._area(where), offset, dst, n),
+        _check(self._call(lib.lk_ring_copy_out, self._area(where), offset, dst, n),
                f"{n} bytes at {offset} of the {where} buffer")
         return bytes(ffi.buffer(dst, n))
 
@@ -570,7 +589,7 @@ class Ring:
         raises ``OSError(ETIME)``.
         """
         uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
-        res = int(lib.lk_ring_do(self._h(), uop))
+        res = int(self._call(lib.lk_ring_do, uop))
         _check(res, f"io_uring {op} of {length} bytes on fd {fd}")
         return res
 
@@ -593,7 +612,7 @@ class Ring:
         """
         uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
         iters = _positive_int(iters, "iters")
-        return _check(lib.lk_time_uring_qd1(self._h(), uop, iters), f"io_uring {op} QD1")
+        return _check(self._call(lib.lk_time_uring_qd1, uop, iters), f"io_uring {op} QD1")
 
     def peak(self, op: str, fd: int, length: int = DEFAULT_LENGTH, *, depth: int = 32,
              submit_batch: int = 8, complete_batch: int = 8, ios: int = 200_000,
@@ -610,7 +629,7 @@ class Ring:
         complete_batch = _positive_int(complete_batch, "complete_batch", maximum=depth)
         ios = _positive_int(ios, "ios")
         out = ffi.new("struct lk_peak *")
-        _check(lib.lk_time_uring_peak(self._h(), uop, depth, submit_batch, complete_batch,
+        _check(self._call(lib.lk_time_uring_peak, uop, depth, submit_batch, complete_batch,
                                       ios, out), f"io_uring {op} peak loop")
         return PeakResult(
             ns_per_io=out.ns_per_io, cpu_ns_per_io=out.cpu_ns_per_io,
@@ -626,7 +645,7 @@ class Ring:
         iters = _positive_int(iters, "iters")
 
         def run() -> float:
-            return _check(lib.lk_time_uring_qd1(self._h(), uop, iters), f"io_uring {op} QD1")
+            return _check(self._call(lib.lk_time_uring_qd1, uop, iters), f"io_uring {op} QD1")
 
         run.__name__ = f"uring_{op}"
         return run

@@ -53,6 +53,10 @@ class UserMemory:
     Unmapping removes the range from the address space at once (later accesses
     are ``EFAULT``); the real memory is released when no Python object refers
     to it any more, so nothing can ever dangle.
+
+    ``lock`` serialises every change of the address-space table with every C
+    call that reads it (cffi releases the GIL during C calls): labkit's own
+    code takes it around each such call.
     """
 
     def __init__(self) -> None:
@@ -121,19 +125,22 @@ class UserMemory:
     @property
     def mappings(self) -> list[Mapping]:
         """The live mappings, by address."""
-        return [self._maps[a] for a in sorted(self._maps)]
+        with self.lock:
+            return [self._maps[a] for a in sorted(self._maps)]
 
     def access_ok(self, addr: int, length: int) -> bool:
         """True if ``[addr, addr + length)`` is mapped (always true for length 0)."""
         if not 0 <= addr < 2**64 or not 0 <= length < 2**64:
             return False
-        return bool(lib.lk_mm_access_ok(self._mm, addr, length))
+        with self.lock:
+            return bool(lib.lk_mm_access_ok(self._mm, addr, length))
 
     def find(self, addr: int) -> Mapping | None:
         """The live mapping that holds ``addr``, or None."""
-        for m in self._maps.values():
-            if m.addr <= addr < m.end:
-                return m
+        with self.lock:
+            for m in self._maps.values():
+                if m.addr <= addr < m.end:
+                    return m
         return None
 
     def view(self, addr: int, length: int) -> np.ndarray:

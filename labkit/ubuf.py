@@ -256,7 +256,8 @@ class _Model:
         iters = default_iters() if iters is None else int(iters)
         if iters < 1:
             raise ValueError(f"iters must be >= 1, got {iters}")
-        ns = float(self._timer()(self._args, iters))
+        with self.mem.lock:  # the C loop reads the address-space table
+            ns = float(self._timer()(self._args, iters))
         if ns < 0:
             raise_errno(int(-ns), f"{self!r}: timing batch")
         return ns
@@ -278,7 +279,8 @@ class _Model:
             raise ValueError(f"calls must be >= 0, got {calls}")
         w = ffi.new("struct lk_ubuf_work *")
         fn = lib.lk_ubuf_uring_work if self._uring else lib.lk_ubuf_syscall_work
-        ret = fn(self._args, calls, w)
+        with self.mem.lock:
+            ret = fn(self._args, calls, w)
         if ret < 0:
             raise_errno(-ret, f"{self!r}: counting {calls} calls")
         return Work._from_c(w)

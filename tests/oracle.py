@@ -142,6 +142,8 @@ class Oracle:
         if n > MAX_RW_COUNT:
             raise OracleMisuse("revert > MAX_RW_COUNT")
         if self.kind == "DISCARD":
+            if self.count + n > 2**64 - 1:
+                raise OracleMisuse("revert would wrap count")
             self.count += n
             return
         if n > self.pos:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import gc
 import random
 
 import numpy as np
@@ -110,6 +111,49 @@ def test_table_is_read_only():
         reg.table["len"][0] = 1 << 30
     with pytest.raises(ValueError):
         reg.table.flags.writeable = True
+
+
+def test_table_outlives_its_buffer():
+    # the table was a view of the C bvec array, freed with the RegisteredBuffer
+    _, _, reg = make_buffer(PAGE_SIZE + 100, 100)
+    t = reg.table
+    expected = t.tolist()
+    del reg
+    gc.collect()
+    junk = [bytearray(32) for _ in range(1000)]  # reuse the freed heap memory
+    assert t.tolist() == expected
+    del junk
+
+
+def adjacent_mappings(mem, size, tries=64):
+    """Two mappings of ``mem`` with the second starting where the first ends, or skip."""
+    maps = [mem.map(size) for _ in range(tries)]
+    by_addr = {m.addr: m for m in maps}
+    for a in maps:
+        b = by_addr.get(a.end)
+        if b is not None:
+            for m in maps:
+                if m is not a and m is not b:
+                    mem.unmap(m)
+            return a, b
+    pytest.skip("mmap placed no two mappings next to each other")
+
+
+def test_view_across_adjacent_mappings_keeps_the_memory_alive():
+    # a buffer spanning two mappings had a view over raw addresses that did not
+    # keep the mappings alive: once unmapped and collected, the view dangled
+    mem = labkit.UserMemory()
+    a, b = adjacent_mappings(mem, 16 * PAGE_SIZE)
+    reg = register_buffer(mem, a.end - 100, 200)
+    v = reg.view()
+    v[:] = 7
+    mem.unmap(a)
+    mem.unmap(b)
+    del a, b, reg
+    gc.collect()
+    assert (v == 7).all()
+    v[:] = 8
+    assert (v == 8).all()
 
 
 def test_register_one_gib():

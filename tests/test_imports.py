@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import mmap
+import threading
 
 import numpy as np
 import pytest
@@ -435,3 +436,39 @@ def test_mapping_attributes(mem):
         assert exc.value.errno == errno.EINVAL
     assert mmap.PAGESIZE == PAGE
     assert IovIter.ubuf(ITER_DEST, m.array).count == 3 * PAGE
+
+
+# ---- threads: the address-space table is read with the GIL released -------------------
+
+
+def waits_for_the_lock(mem, call):
+    """True if ``call`` (run in another thread) waits while this thread holds mem.lock.
+
+    cffi releases the GIL during C calls: a C call that reads the address-space
+    table while map()/unmap() (which hold mem.lock) move it could read freed or
+    half-moved memory, so every such call must take mem.lock too.
+    """
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (call(), done.set()), daemon=True)
+    with mem.lock:
+        thread.start()
+        waited = not done.wait(0.3)
+    thread.join(30)
+    return waited and done.is_set()
+
+
+@pytest.mark.parametrize("call", [
+    lambda mem, m: labkit.import_iovec(ITER_DEST, [(m.addr, 10), (m.addr + 10, 10)], mem),
+    lambda mem, m: labkit.import_iovec(ITER_DEST, [(m.addr, 10)], mem, kernel="6.3"),
+    lambda mem, m: pytest.raises(OSError, labkit.import_iovec, ITER_DEST,
+                                 [(m.addr, 10), (1, 10)], mem),
+    lambda mem, m: labkit.import_ubuf(ITER_DEST, m.addr, 10, mem),
+    lambda mem, m: labkit.import_single_range(ITER_DEST, m.addr, 10, mem, kernel="6.3"),
+    lambda mem, m: mem.access_ok(m.addr, 10),
+    lambda mem, m: mem.find(m.addr),
+    lambda mem, m: mem.mappings,
+], ids=["iovec", "iovec-6.3", "iovec-efault", "ubuf", "single_range", "access_ok", "find",
+        "mappings"])
+def test_address_space_reads_take_the_lock(mem, buf, call):
+    assert waits_for_the_lock(mem, lambda: call(mem, buf))
+

@@ -606,6 +606,18 @@ def test_discard():
     assert it.count == 10**6
 
 
+def test_discard_revert_does_not_wrap_count():
+    # found by the property test: reexpand(SIZE_MAX) then revert(1) wrapped count to 0
+    it = IovIter.discard(ITER_DEST, 10)
+    it.reexpand(2**64 - 1)
+    with pytest.raises(IterMisuseError, match="SIZE_MAX"):
+        it.revert(1)
+    assert state(it) == (2**64 - 1, 0, 0, 0)
+    it.advance(5)
+    it.revert(5)
+    assert it.count == 2**64 - 1
+
+
 def test_discard_is_a_destination_only():
     with pytest.raises(IterMisuseError):
         IovIter.discard(ITER_SOURCE, 10)

@@ -404,3 +404,39 @@ def test_clock_selection(zero_fd):
     with pytest.raises(ValueError):
         live.set_clock("sundial")
     assert live.get_clock() == "wall"
+
+
+CLOSE_WHILE_RUNNING = """
+import errno, sys, threading, time
+from labkit import live
+fd = live.open_zero()
+for trial in range(10):
+    ring = live.Ring(8, timeout=2.0)
+    errors = []
+    def worker():
+        try:
+            for _ in range(1000):
+                ring.roundtrip_ns("read", fd, 4096, iters=2000)
+        except OSError as exc:
+            errors.append(exc.errno)
+    t = threading.Thread(target=worker)
+    t.start()
+    time.sleep(0.005)
+    ring.close()
+    t.join(60)
+    assert not t.is_alive() and errors == [errno.EBADF], errors
+print("ok")
+"""
+
+
+def test_close_from_another_thread_waits_for_the_running_batch():
+    # cffi releases the GIL: close() in one thread used to unmap and free the
+    # ring while another thread's batch was still using it (a segfault)
+    if not PROBE["available"]:
+        pytest.skip(PROBE["reason"])
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", CLOSE_WHILE_RUNNING], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

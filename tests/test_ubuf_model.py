@@ -1,6 +1,7 @@
 """The R2/R3 model experiments (labkit.ubuf): logic and work counts, never timing."""
 
 import errno
+import threading
 
 import numpy as np
 import pytest
@@ -289,3 +290,46 @@ def test_shared_memory_refuses_what_does_not_fit():
     with pytest.raises(ValueError):
         for _ in range(PAGE // ubuf.SharedMemory.SLOT + 1):
             SyscallModel("readv", shared=sh)
+
+
+# ---- threads: the C loops read the address-space table with the GIL released ----------
+
+
+@pytest.mark.parametrize("call", [lambda m: m.work(3), lambda m: m.time(10)], ids=["work", "time"])
+@pytest.mark.parametrize("make", [
+    lambda mem: SyscallModel("readv", "6.3", segments=[64, 64], mem=mem),
+    lambda mem: UringModel("readv-iovec", mem=mem),
+], ids=["syscall", "uring"])
+def test_model_calls_take_the_address_space_lock(make, call):
+    mem = labkit.UserMemory()
+    model = make(mem)
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (call(model), done.set()), daemon=True)
+    with mem.lock:
+        thread.start()
+        waited = not done.wait(0.3)
+    thread.join(30)
+    assert waited and done.is_set()
+
+
+def test_model_never_sees_a_half_moved_table_while_another_thread_maps():
+    # map()/unmap() move the table's entries; a C loop reading it without the
+    # lock found its own mapping missing and failed with a spurious EFAULT
+    mem = labkit.UserMemory()
+    model = SyscallModel("readv", "6.3", op="advance", size=64, segments=[16] * 4, mem=mem)
+    stop = threading.Event()
+
+    def mapper():
+        while not stop.is_set():
+            maps = [mem.map(labkit.PAGE_SIZE) for _ in range(50)]
+            for m in maps:
+                mem.unmap(m)
+
+    thread = threading.Thread(target=mapper, daemon=True)
+    thread.start()
+    try:
+        for _ in range(40):
+            assert model.work(2000).calls == 2000
+    finally:
+        stop.set()
+        thread.join(30)

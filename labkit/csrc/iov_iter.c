@@ -157,8 +157,9 @@ static size_t len_before(const struct lk_iov_iter *i, unsigned long k)
 
 /*
  * Walk back by unroll bytes.  Returns -EINVAL for more than MAX_RW_COUNT (the
- * kernel WARNs and ignores it) and -ERANGE for a revert past the first byte
- * (a BUG in the kernel); in both cases the iterator is left unchanged.
+ * kernel WARNs and ignores it), -ERANGE for a revert past the first byte
+ * (a BUG in the kernel) and -EOVERFLOW for a DISCARD whose count would wrap
+ * (model only); in every case the iterator is left unchanged.
  */
 int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 {
@@ -171,6 +172,8 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 	if (unroll > LK_MAX_RW_COUNT)
 		return -EINVAL;
 	if (i->iter_type == LK_ITER_DISCARD) {
+		if (unroll > SIZE_MAX - i->count)
+			return -EOVERFLOW;
 		i->count += unroll;
 		return 0;
 	}
