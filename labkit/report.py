@@ -90,6 +90,23 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def verdict(published: float, low: float, high: float, *,
+            inside: str = "reproduced", outside: str = "differs (explained)") -> str:
+    """The verdict of an interval ``[low, high]`` measured here against a published figure.
+
+    ``inside`` when ``low <= published <= high``, else ``outside`` (whose reason the
+    caller records).  A rule "within a factor k of ours" is the interval
+    ``[ours / k, ours * k]``.
+
+    Raises:
+        ValueError: if a bound is NaN or ``low > high``.
+    """
+    values = [float(published), float(low), float(high)]
+    if any(math.isnan(v) for v in values) or values[1] > values[2]:
+        raise ValueError(f"verdict: need low <= high and no NaN, got {values[1:]} for {values[0]}")
+    return inside if values[1] <= values[0] <= values[2] else outside
+
+
 def record(result_id: str, quantity: str, *, published: Any = None, model: Any = None,
            live: Any = None, unit: str = "", verdict: str, reason: str,
            out: str | os.PathLike[str] | None = None) -> dict[str, Any]:

@@ -156,3 +156,26 @@ def test_savefig_only_with_labkit_out(tmp_path, monkeypatch):
     with pytest.raises(ValueError):
         report.savefig(fig, "../escape")
     plt.close(fig)
+
+
+def test_verdict_inside_outside_and_factor_rule():
+    from labkit.report import verdict
+
+    assert verdict(3.0, 2.5, 3.5) == "reproduced"
+    assert verdict(3.0, 3.0, 3.0) == "reproduced"
+    assert verdict(3.0, 3.01, 4.0) == "differs (explained)"
+    assert verdict(5.8, -1.0, 2.0, outside="below") == "below"
+    ours = 639_894.0
+    assert verdict(1_039_879.0, ours / 2, ours * 2) == "reproduced"
+    assert verdict(1_039_879.0, ours / 1.5, ours * 1.5) == "differs (explained)"
+
+
+def test_verdict_refuses_bad_intervals():
+    import pytest
+
+    from labkit.report import verdict
+
+    with pytest.raises(ValueError):
+        verdict(1.0, 2.0, 1.0)
+    with pytest.raises(ValueError):
+        verdict(1.0, float("nan"), 2.0)
