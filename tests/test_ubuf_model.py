@@ -333,3 +333,27 @@ def test_model_never_sees_a_half_moved_table_while_another_thread_maps():
     finally:
         stop.set()
         thread.join(30)
+
+
+def test_shared_args_slots_are_aligned_distinct_and_in_one_block():
+    """Variants sharing memory read their C arguments from one block of aligned slots."""
+    from labkit._ffi import ffi
+
+    models = ubuf.uring_models(defer_every=20)
+    addrs = [int(ffi.cast("uintptr_t", m._args)) for m in models.values()]
+    assert len(set(addrs)) == len(addrs)
+    assert all(a % ubuf.SharedMemory.ARGS_SLOT == 0 for a in addrs)
+    assert max(addrs) - min(addrs) < ubuf.SharedMemory.ARGS_SLOT * ubuf.SharedMemory.ARGS_SLOTS
+    assert ffi.sizeof("struct lk_ubuf_args") <= ubuf.SharedMemory.ARGS_SLOT
+    # the slot carries the model's own arguments, and the model still works
+    m = models["READV as IOVEC (6.3)"]
+    assert m._args.defer_every == 20 and m._args.kind == ubuf.URING_VARIANTS["readv-iovec"]
+    assert m.work(40).deferred == 2
+
+
+def test_shared_args_block_full():
+    sh = ubuf.SharedMemory(PAGE)
+    for _ in range(ubuf.SharedMemory.ARGS_SLOTS):
+        sh.args_slot()
+    with pytest.raises(ValueError, match="argument block is full"):
+        sh.args_slot()
