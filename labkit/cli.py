@@ -69,12 +69,7 @@ def _info(args: argparse.Namespace) -> int:
     print(format_environment(env))
     io = env["io_uring"]
     print()
-    print("io_uring: " + ("usable" if io["usable"] else f"NOT usable ({io['reason']})"))
-    from labkit.live import probe
-
-    live = probe()
-    print("live io_uring experiments: " + ("run" if live["available"] else "skipped")
-          + f" ({live['reason']})")
+    print("io_uring: " + ("usable" if io["usable"] else "NOT usable") + f" ({io['reason']})")
     return 0
 
 

@@ -10,7 +10,6 @@ Everything is JSON-serialisable.
 from __future__ import annotations
 
 import datetime as _dt
-import errno
 import os
 import platform
 import socket
@@ -32,7 +31,6 @@ KEYS = (
 
 PACKAGES = ("numpy", "pandas", "cffi", "matplotlib", "jupyterlab", "nbval", "pytest")
 VULN_DIR = Path("/sys/devices/system/cpu/vulnerabilities")
-IO_URING_SYSCTL = Path("/proc/sys/kernel/io_uring_disabled")
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -91,33 +89,19 @@ def git_state(root: Path | None = None) -> tuple[str | None, bool | None]:
 
 
 def io_uring_status() -> dict[str, Any]:
-    """Whether this process can create an io_uring, probed with io_uring_setup(2).
+    """Whether this process can create an io_uring, from :func:`labkit.live.probe`.
 
     Returns:
-        ``{"usable": bool, "errno": int | None, "reason": str, "sysctl_disabled": int | None}``.
-        The probe creates a 4-entry ring and closes it at once.
+        ``{"usable": bool, "errno": int | None, "reason": str, "sysctl_disabled": int | None}``:
+        usable when io_uring_setup(2) succeeded (the probe creates a small ring
+        and closes it at once); errno is the setup's errno when it failed.
     """
-    from labkit._ffi import lib
+    from labkit.live import probe
 
-    sysctl: int | None = None
-    try:
-        sysctl = int(IO_URING_SYSCTL.read_text().strip())
-    except (OSError, ValueError):
-        pass
-    ret = int(lib.lk_io_uring_probe())
-    if ret == 0:
-        return {"usable": True, "errno": None, "reason": "io_uring_setup succeeded",
-                "sysctl_disabled": sysctl}
-    err = -ret
-    name = errno.errorcode.get(err, str(err))
-    if err == errno.ENOSYS:
-        why = "the kernel lacks io_uring or a seccomp filter blocks it"
-    elif err == errno.EPERM:
-        why = ("disabled by kernel.io_uring_disabled" if sysctl else
-               "refused by a security policy (seccomp, LSM or container)")
-    else:
-        why = os.strerror(err)
-    return {"usable": False, "errno": err, "reason": f"{name}: {why}", "sysctl_disabled": sysctl}
+    p = probe()
+    setup_errno = p["setup_errno"]
+    return {"usable": setup_errno == 0, "errno": setup_errno or None, "reason": p["reason"],
+            "sysctl_disabled": p["io_uring_disabled"]}
 
 
 def environment(quick: bool | None = None) -> dict[str, Any]:

@@ -7,10 +7,7 @@
  * LK_BARRIER stop it from hoisting or deleting work between iterations.
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "bench_core.h"
 #include "lk_clock.h"
@@ -123,22 +120,4 @@ void lk_bench_fill_bvec(struct lk_bvec *tab, size_t nr, uintptr_t page, unsigned
 		tab[k].bv_len = len;
 		tab[k].bv_offset = offset;
 	}
-}
-
-int lk_io_uring_probe(void)
-{
-#ifdef __NR_io_uring_setup
-	/* struct io_uring_params is 120 bytes; all zero asks for a plain ring. */
-	uint64_t params[16];
-	long fd;
-
-	memset(params, 0, sizeof(params));
-	fd = syscall(__NR_io_uring_setup, 4, params);
-	if (fd < 0)
-		return -errno;
-	close((int)fd);
-	return 0;
-#else
-	return -ENOSYS;
-#endif
 }

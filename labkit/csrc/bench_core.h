@@ -1,6 +1,5 @@
 /*
- * bench_core.h - timing kernels for labkit's iterator core, and a probe of
- * whether the running kernel lets this process use io_uring.
+ * bench_core.h - timing kernels for labkit's iterator core.
  *
  * Convention (see lk_clock.h): every lk_time_<what>() runs its whole timed
  * loop in C, reads lk_clock_ns() once before and once after the batch, and
@@ -39,13 +38,5 @@ double lk_time_advance(const struct lk_iov_iter *proto, size_t n, uint64_t iters
 /* Fill nr bvecs with (page, len, offset): a table for advance benchmarks. */
 void lk_bench_fill_bvec(struct lk_bvec *tab, size_t nr, uintptr_t page, unsigned int len,
 			unsigned int offset);
-
-/*
- * Can this process create an io_uring?  Calls io_uring_setup(2) for a ring of
- * 4 entries and closes the ring at once.  Returns 0 if it can, else -errno
- * (-ENOSYS: not built in or filtered by seccomp; -EPERM: disabled by the
- * kernel.io_uring_disabled sysctl or a policy).
- */
-int lk_io_uring_probe(void);
 
 #endif
