@@ -24,13 +24,13 @@ import json
 import math
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from labkit.config import data_dir, quick_mode
+from labkit.results import atomic_write
 
 #: Columns of the summary table, in order.
 COLUMNS = ["result", "quantity", "published", "model", "live", "unit", "verdict", "reason",
@@ -76,18 +76,7 @@ def _value(v: Any, name: str) -> float | str | None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename (no half files)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda f: f.write(text))
 
 
 def verdict(published: float, low: float, high: float, *,
