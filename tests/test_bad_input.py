@@ -21,8 +21,13 @@ DRIVER = Path(__file__).with_name("bad_input_driver.py")
 
 
 def run_driver(examples: int, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(DRIVER), str(examples)], capture_output=True,
-                          text=True, timeout=timeout, env=os.environ.copy())
+    return subprocess.run(
+        [sys.executable, str(DRIVER), str(examples)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=os.environ.copy(),
+    )
 
 
 def describe(proc: subprocess.CompletedProcess) -> str:
@@ -30,8 +35,10 @@ def describe(proc: subprocess.CompletedProcess) -> str:
         what = f"killed by {signal.Signals(-proc.returncode).name}"
     else:
         what = f"exit status {proc.returncode}"
-    return (f"bad-input driver {what}\n--- stdout\n{proc.stdout[-3000:]}\n"
-            f"--- stderr\n{proc.stderr[-6000:]}")
+    return (
+        f"bad-input driver {what}\n--- stdout\n{proc.stdout[-3000:]}\n"
+        f"--- stderr\n{proc.stderr[-6000:]}"
+    )
 
 
 def test_hostile_arguments_raise_only_documented_exceptions():
