@@ -1,20 +1,37 @@
 /*
  * usermem.h - the modelled process address space.
  *
- * A table of live mappings [start, end).  Every user address the model
- * touches is checked here first: this plays the part of the kernel's
- * access_ok() plus the page-fault handling of copy_to_user/copy_from_user.
- * The model is stricter than access_ok(), which only checks that a range lies
- * below TASK_SIZE: here a range must also be mapped.
+ * Two checks, at two times, as in the kernel:
+ *
+ * - lk_access_ok() is the kernel's access_ok() on x86-64: it only checks that
+ *   a range lies in user space (it ends at or below the top of user space and
+ *   does not wrap).  Imports call it; it never looks at the mappings.
+ * - The table of live mappings [start, end), each with its protection, plays
+ *   the part of the page tables and of the fault handling of copy_to_user()
+ *   and copy_from_user(): every piece of user memory the model touches is
+ *   looked up here first, and a copy stops at the first byte that is not
+ *   mapped with the access it needs (lk_mm_accessible()).
  */
 #ifndef LK_USERMEM_H
 #define LK_USERMEM_H
 
 #include "lk_common.h"
 
+/*
+ * The highest address access_ok() accepts as the end of a range: x86-64's
+ * USER_PTR_MAX = TASK_SIZE_MAX = (1 << 47) - PAGE_SIZE with 4-level page
+ * tables (the guard page below the non-canonical hole is not user space).
+ */
+#define LK_USER_PTR_MAX ((uintptr_t)0x7ffffffff000)
+
+/* Protections, numerically as mmap's PROT_READ and PROT_WRITE (PROT_NONE is 0). */
+#define LK_PROT_READ 1
+#define LK_PROT_WRITE 2
+
 struct lk_mapping {
 	uintptr_t start;
-	uintptr_t end;	/* exclusive */
+	uintptr_t end;		/* exclusive */
+	unsigned int prot;	/* LK_PROT_* */
 };
 
 struct lk_mm {
@@ -23,11 +40,26 @@ struct lk_mm {
 	size_t cap;
 };
 
+/*
+ * The kernel's access_ok(addr, len) on x86-64 (arch/x86/include/asm/uaccess_64.h,
+ * for a length not known at compile time): addr + len must not wrap and must
+ * be at most USER_PTR_MAX.  An empty range is checked too: its address must
+ * be at most USER_PTR_MAX.
+ */
+static inline bool lk_access_ok(uintptr_t addr, size_t len)
+{
+	uintptr_t sum = addr + len;
+
+	return sum <= LK_USER_PTR_MAX && sum >= addr;
+}
+
 struct lk_mm *lk_mm_new(void);
 void lk_mm_free(struct lk_mm *mm);
-int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len);
+int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len, unsigned int prot);
 int lk_mm_remove(struct lk_mm *mm, uintptr_t start);
-bool lk_mm_access_ok(const struct lk_mm *mm, uintptr_t addr, size_t len);
-size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len);
+size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int need,
+			size_t *hint);
+bool lk_mm_mapped(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int need);
+int lk_mprotect(uintptr_t addr, size_t len, unsigned int prot);
 
 #endif
