@@ -401,8 +401,7 @@ static inline size_t user_step(const struct lk_iov_iter *i, uintptr_t base, size
 
 	if (!i->mm)
 		return step((void *)base, progress, len, priv);
-	ok = lk_mm_accessible(i->mm, base, len, i->data_source ? LK_PROT_READ : LK_PROT_WRITE,
-			      hint);
+	ok = lk_mm_reach(i->mm, base, len, i->data_source ? LK_PROT_READ : LK_PROT_WRITE, hint);
 	remain = len - ok;
 	if (ok)
 		remain += step((void *)base, progress, ok, priv);

@@ -9,7 +9,11 @@
 
 struct lk_mm *lk_mm_new(void)
 {
-	return calloc(1, sizeof(struct lk_mm));
+	struct lk_mm *mm = calloc(1, sizeof(struct lk_mm));
+
+	if (mm)
+		mm->last = SIZE_MAX;
+	return mm;
 }
 
 void lk_mm_free(struct lk_mm *mm)
@@ -63,6 +67,7 @@ int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len, unsigned int prot)
 	mm->maps[k].end = start + len;
 	mm->maps[k].prot = prot;
 	mm->nr_maps++;
+	mm->last = SIZE_MAX;		/* indices moved */
 	return 0;
 }
 
@@ -78,18 +83,8 @@ int lk_mm_remove(struct lk_mm *mm, uintptr_t start)
 		return -EINVAL;
 	memmove(&mm->maps[k], &mm->maps[k + 1], (mm->nr_maps - k - 1) * sizeof(mm->maps[0]));
 	mm->nr_maps--;
+	mm->last = SIZE_MAX;
 	return 0;
-}
-
-/*
- * Does a mapping with protection prot allow the access need?  As on x86-64,
- * a writable page can always be read (page tables cannot express write-only).
- */
-static inline bool prot_allows(unsigned int prot, unsigned int need)
-{
-	if (need & LK_PROT_WRITE)
-		return prot & LK_PROT_WRITE;
-	return prot & (LK_PROT_READ | LK_PROT_WRITE);
 }
 
 /*
@@ -103,7 +98,7 @@ static inline bool prot_allows(unsigned int prot, unsigned int need)
  * ended in (start it at SIZE_MAX): a copy that walks many segments of one
  * mapping then looks the mapping up once, not once per segment.  It is only
  * valid while the table does not change (callers hold the table's lock for
- * the whole copy).
+ * the whole copy).  The table keeps the same cache across calls (mm->last).
  */
 size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int need,
 			size_t *hint)
@@ -114,14 +109,14 @@ size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsi
 		return 0;
 	if (addr + len < addr)		/* wraps: only up to the top counts */
 		len = UINTPTR_MAX - addr;
-	k = hint ? *hint : SIZE_MAX;
+	k = hint && *hint != SIZE_MAX ? *hint : mm->last;
 	if (k >= mm->nr_maps || mm->maps[k].start > addr || mm->maps[k].end <= addr)
 		k = first_ending_after(mm, addr);
 	while (k < mm->nr_maps) {
 		const struct lk_mapping *m = &mm->maps[k];
 		uintptr_t at = addr + done;
 
-		if (m->start > at || !prot_allows(m->prot, need))
+		if (m->start > at || !lk_prot_allows(m->prot, need))
 			break;
 		done += lk_min(len - done, m->end - at);
 		if (done == len)
@@ -130,6 +125,7 @@ size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsi
 	}
 	if (hint)
 		*hint = k;
+	((struct lk_mm *)mm)->last = k;	/* the cache only: see struct lk_mm */
 	return done;
 }
 

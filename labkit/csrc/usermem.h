@@ -38,6 +38,12 @@ struct lk_mm {
 	struct lk_mapping *maps;	/* sorted by start, non-overlapping */
 	size_t nr_maps;
 	size_t cap;
+	/*
+	 * The mapping the last lookup ended in (SIZE_MAX: none): a cache, not
+	 * part of the table, so lookups write it through a const table.  Like
+	 * every read of the table it happens under the UserMemory's lock.
+	 */
+	size_t last;
 };
 
 /*
@@ -53,6 +59,17 @@ static inline bool lk_access_ok(uintptr_t addr, size_t len)
 	return sum <= LK_USER_PTR_MAX && sum >= addr;
 }
 
+/*
+ * Does a mapping with protection prot allow the access need?  As on x86-64,
+ * a writable page can always be read (page tables cannot express write-only).
+ */
+static inline bool lk_prot_allows(unsigned int prot, unsigned int need)
+{
+	if (need & LK_PROT_WRITE)
+		return prot & LK_PROT_WRITE;
+	return prot & (LK_PROT_READ | LK_PROT_WRITE);
+}
+
 struct lk_mm *lk_mm_new(void);
 void lk_mm_free(struct lk_mm *mm);
 int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len, unsigned int prot);
@@ -61,5 +78,28 @@ size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsi
 			size_t *hint);
 bool lk_mm_mapped(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int need);
 int lk_mprotect(uintptr_t addr, size_t len, unsigned int prot);
+
+/*
+ * lk_mm_accessible() with its common case inline: a piece that lies wholly
+ * inside the mapping *hint names (or, with no hint yet, the mapping the
+ * table's last lookup ended in), with the access needed, is reachable in
+ * full (a few compares, no call); anything else takes the full walk.
+ */
+static inline size_t lk_mm_reach(const struct lk_mm *mm, uintptr_t addr, size_t len,
+				 unsigned int need, size_t *hint)
+{
+	size_t k = *hint == SIZE_MAX ? mm->last : *hint;
+
+	if (k < mm->nr_maps) {
+		const struct lk_mapping *m = &mm->maps[k];
+
+		if (m->start <= addr && addr < m->end && len <= m->end - addr &&
+		    lk_prot_allows(m->prot, need)) {
+			*hint = k;
+			return len;
+		}
+	}
+	return lk_mm_accessible(mm, addr, len, need, hint);
+}
 
 #endif
