@@ -3,8 +3,8 @@
 
 The long form of tests/test_kernel_differential.py (whose harness,
 tests/kernel_diff.py, this runs): seeded random iovec arrays given to
-readv/preadv2 (memfd, ext4 file), writev/pwritev2 (memfd) and
-process_vm_readv/writev, and to labkit's import_iovec + copies, over the same
+readv/preadv2 (memfd, ext4 file), writev/pwritev2 (memfd),
+process_vm_readv/writev and vmsplice, and to labkit's import_iovec + copies, over the same
 real memory; every return value, errno and byte compared.  Prints the number
 of cases per call, the outcomes they reached, the differences (0 expected)
 and the time taken; exits 1 if there was any difference.

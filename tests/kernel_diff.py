@@ -5,10 +5,13 @@ over *arenas*: runs of real pages mapped by a :class:`labkit.UserMemory` with
 per-page protections (read-write, read-only, PROT_NONE holes), between two
 PROT_NONE guard pages.  The same array is given
 
-- to the running kernel, through the real system call (ctypes, libc), and
+- to the running kernel, through the real system call (ctypes, libc): readv /
+  preadv2 from a memfd and from an ext4 file, writev / pwritev2 to a memfd,
+  process_vm_readv / process_vm_writev on this process, vmsplice; and
 - to labkit: ``import_iovec`` and ``copy_to_iter`` / ``copy_from_iter``, in
   a few lines per call that say what the kernel's system call does around
-  its iterator (:func:`model_read`, :func:`model_write`, :func:`model_vm_rw`).
+  its iterator (:func:`model_read`, :func:`model_write`, :func:`model_vm_rw`,
+  :func:`model_vmsplice`).
 
 Both run on the same addresses, one after the other, from the same starting
 bytes; the return value (or errno) and every readable byte of the memory
@@ -42,11 +45,15 @@ tested, on x86-64 (checked by experiment on 6.18):
   and not at all when the local iterator is empty.  The arenas' mappings
   are whole pages, so "pages that can be pinned" and "bytes that can be
   reached" are the same.
+- vmsplice into an empty pipe pins page by page as well, and puts each
+  page's piece of a segment in a pipe buffer of its own, until the pipe is
+  full: the count depends on the pipe's size (F_GETPIPE_SZ, read here), which
+  the model is given; with it the count is exact.
 
-Not modelled, so not generated: pipes and vmsplice (their counts depend on
-pipe buffer sizes and page gifting), memory that is unmapped under a running
-call, and totals above MAX_RW_COUNT actually moved (that needs 2 GiB of
-memory; the clamp is still exercised through the lengths it changes).
+Not generated: memory that is unmapped under a running call, and totals
+above MAX_RW_COUNT actually moved (that needs 2 GiB of memory; the clamp is
+still exercised through the lengths it changes, and the 6.3/6.4 difference
+in when it is applied).
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import fcntl
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -67,6 +75,7 @@ from labkit.memory import PROT_NONE, PROT_READ, PROT_RW, USER_PTR_MAX, UserMemor
 
 PAGE = labkit.PAGE_SIZE
 SSIZE_MAX = 2**63 - 1
+F_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 # ---- the real system calls -----------------------------------------------------------------
 
@@ -80,6 +89,7 @@ for _name, _args in (
     ("pwritev2", [ctypes.c_int, _vp, ctypes.c_int, ctypes.c_int64, ctypes.c_int]),
     ("process_vm_readv", [ctypes.c_int, _vp, ctypes.c_ulong, _vp, ctypes.c_ulong, ctypes.c_ulong]),
     ("process_vm_writev", [ctypes.c_int, _vp, ctypes.c_ulong, _vp, ctypes.c_ulong, ctypes.c_ulong]),
+    ("vmsplice", [ctypes.c_int, _vp, ctypes.c_size_t, ctypes.c_uint]),
 ):
     _fn = getattr(_libc, _name)
     _fn.argtypes = _args
@@ -126,6 +136,15 @@ def sys_vm_rw(
     lv, rv = IovecArray(local), IovecArray(remote)
     fn = _libc.process_vm_writev if write else _libc.process_vm_readv
     return _ret(fn(os.getpid(), lv.ptr, lv.n, rv.ptr, rv.n, flags))
+
+
+SPLICE_F_NONBLOCK = 2
+
+
+def sys_vmsplice(pipe_w: int, pairs: Sequence[tuple[int, int]]) -> int:
+    """vmsplice of user memory into the (empty, non-blocking) pipe ``pipe_w``; bytes or -errno."""
+    v = IovecArray(pairs)
+    return _ret(_libc.vmsplice(pipe_w, v.ptr, v.n, SPLICE_F_NONBLOCK))
 
 
 def refusal(call: Callable[[], int]) -> str | None:
@@ -342,6 +361,39 @@ def model_vm_rw(
             break
     done = total - it.count
     return done if done else rc
+
+
+def model_vmsplice(
+    pairs: Sequence[tuple[int, int]], mem: UserMemory, slots: int, kernel: str = "6.4"
+) -> tuple[int, bytes]:
+    """vmsplice into an empty pipe of ``slots`` buffers: (bytes or -errno, the bytes).
+
+    vmsplice: import_iovec, 0 for an empty iterator, then iter_to_pipe: pins
+    the pages of the current (non-empty) segment (iov_iter_get_pages2, up to
+    a hole) and puts each page's piece in its own pipe buffer until the pipe
+    is full; a segment whose next page cannot be pinned ends the call (EFAULT
+    if nothing was spliced).  So the count is the first ``slots`` page pieces
+    up to the first unreachable page.  labkit: walk the iterator a page piece
+    at a time (the arenas' pages are all-or-nothing), copying each out.
+    """
+    it, err = _import(ITER_SOURCE, pairs, mem, kernel)
+    if it is None:
+        return err, b""
+    if it.count == 0:
+        return 0, b""
+    out = []
+    while it.count and slots:
+        it.advance(0)  # step over empty segments
+        addr, seglen = it.iovec()
+        piece = min(seglen, PAGE - addr % PAGE)
+        got = _copy_out(it, piece)
+        if len(got) < piece:
+            assert not got, "a page is reachable in full or not at all"
+            break
+        out.append(got)
+        slots -= 1
+    data = b"".join(out)
+    return (len(data) if data else -errno.EFAULT), data
 
 
 # ---- generating cases ----------------------------------------------------------------------
@@ -578,11 +630,13 @@ class Runner:
         self.filefd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
         os.write(self.filefd, self.pattern)
         self.wfd = os.memfd_create("labkit-diff-write")
+        self.pipe_r, self.pipe_w = os.pipe2(os.O_NONBLOCK)
+        self.pipe_slots = fcntl.fcntl(self.pipe_w, F_GETPIPE_SZ) // PAGE
         self._arenas: tuple[Arena, Arena] | None = None
         self._left = 0
 
     def close(self) -> None:
-        for fd in (self.memfd, self.filefd, self.wfd):
+        for fd in (self.memfd, self.filefd, self.wfd, self.pipe_r, self.pipe_w):
             os.close(fd)
         os.unlink(self.path)
 
@@ -749,6 +803,24 @@ class Runner:
             kind, case, detail, want63, l63, kbytes if want63 == kret else None, dest.snapshot()
         )
 
+    def vmsplice_case(self, case: int) -> None:
+        src, _ = self.arenas()
+        pairs = self.gen.iovecs(src)
+        detail = f"{self.pipe_slots}-buffer pipe, {_describe(pairs, src)}"
+        self._fill(src)
+        kret = sys_vmsplice(self.pipe_w, pairs)
+        kdata = b""
+        while len(kdata) < kret:
+            kdata += os.read(self.pipe_r, kret - len(kdata))
+        lret, ldata = model_vmsplice(pairs, src.mem, self.pipe_slots)
+        wanted = _count(ITER_SOURCE, pairs, src.mem)
+        self._compare("vmsplice", case, detail, kret, lret, kdata, ldata, wanted)
+        l63, d63 = model_vmsplice(pairs, src.mem, self.pipe_slots, kernel="6.3")
+        want63 = _era63_expected(pairs, kret)
+        self._compare63(
+            "vmsplice", case, detail, want63, l63, kdata if want63 == kret else None, d63
+        )
+
     def run(self, cases: int, kinds: Sequence[str]) -> Report:
         t0 = time.perf_counter()
         steps = {
@@ -757,6 +829,7 @@ class Runner:
             "pwritev2 memfd": self.write_case,
             "process_vm_readv": lambda k: self.vm_case(k, False),
             "process_vm_writev": lambda k: self.vm_case(k, True),
+            "vmsplice": self.vmsplice_case,
         }
         for k in range(cases):
             steps[kinds[k % len(kinds)]](k)
@@ -770,6 +843,7 @@ KINDS = (
     "pwritev2 memfd",
     "process_vm_readv",
     "process_vm_writev",
+    "vmsplice",
 )
 
 
@@ -781,6 +855,12 @@ def probe_refusals(mem: UserMemory) -> dict[str, str]:
         why = refusal(lambda w=write: sys_vm_rw(w, [(m.addr, 8)], [(m.addr + 64, 8)]))
         if why:
             out[kind] = why
+    r, w = os.pipe2(os.O_NONBLOCK)
+    why = refusal(lambda: sys_vmsplice(w, [(m.addr, 8)]))
+    os.close(r)
+    os.close(w)
+    if why:
+        out["vmsplice"] = why
     fd = os.memfd_create("labkit-probe")
     try:
         for kind, call in (

@@ -2,7 +2,7 @@
 
 Each test gives iovec arrays to a real system call (readv/preadv2 from a memfd
 and from an ext4 file, writev/pwritev2 to a memfd, process_vm_readv and
-process_vm_writev on this process) and to labkit's import_iovec +
+process_vm_writev on this process, vmsplice into a pipe) and to labkit's import_iovec +
 copy_to_iter/copy_from_iter, over the same addresses of a labkit.UserMemory,
 and compares the return value or errno and every readable byte of the memory
 (or file) written, bytes outside the segments included.  tests/kernel_diff.py
@@ -14,7 +14,7 @@ longer than MAX_RW_COUNT that ends outside user space (6.3 checks the whole
 length: EFAULT; 6.4 clamps it first).
 
 Sizes: LABKIT_DIFF_CASES cases in all (default 5,000 in quick mode, 20,000
-otherwise), spread over the five calls, seeded by LABKIT_DIFF_SEED (default
+otherwise), spread over the six calls, seeded by LABKIT_DIFF_SEED (default
 bench.DEFAULT_SEED).  benchmarks/kernel_differential.py runs longer and prints
 the report.  A call the sandbox refuses (EPERM, ENOSYS) is skipped.
 """
@@ -144,3 +144,19 @@ def test_limits_on_segments_and_lengths(world):
     assert world.read([(world.m, 1)] * 1025) == (-errno.EINVAL,) * 2
     # a length above SSIZE_MAX is EINVAL, even after a segment that is EFAULT
     assert world.read([(2**64 - 1, 10), (world.m, 2**63)]) == (-errno.EINVAL,) * 2
+
+
+def test_vmsplice_into_a_hole_splices_the_pages_before_it(world, refused):
+    if "vmsplice" in refused:
+        pytest.skip(f"vmsplice is refused here ({refused['vmsplice']})")
+    r, w = os.pipe2(os.O_NONBLOCK)
+    try:
+        slots = kd.fcntl.fcntl(w, kd.F_GETPIPE_SZ) // PAGE
+        pairs = [(world.m + 1464, 8509)]  # the issue's case: 8,509 bytes, 6,728 before the hole
+        k = kd.sys_vmsplice(w, pairs)
+        kdata = os.read(r, max(k, 1)) if k > 0 else b""
+        lab, ldata = kd.model_vmsplice(pairs, world.mem, slots)
+        assert (k, lab) == (6728, 6728) and kdata == ldata
+    finally:
+        os.close(r)
+        os.close(w)
