@@ -27,7 +27,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SKIP = 77
 CORE_TESTS = ["test_iov_iter_unit.py", "test_iov_iter_properties.py", "test_kunit_scenarios.py",
-              "test_imports.py", "test_bad_input.py", "test_fixed.py", "test_live.py"]
+              "test_imports.py", "test_bad_input.py", "test_fixed.py", "test_live.py",
+              "test_kernel_differential.py"]
 
 
 def find_libasan() -> str | None:
