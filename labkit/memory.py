@@ -30,14 +30,16 @@ from labkit._ffi import ffi, lib, raise_errno
 PAGE_SIZE = 4096
 PROT_NONE = 0
 """No access: a hole a copy faults on (``mmap.PROT_NONE``)."""
-PROT_READ = int(lib.LK_PROT_READ)
+# the values of mmap's (the C core's LK_PROT_* equal them, checked when it is compiled);
+# plain numbers here so that importing labkit needs nothing new from an older build
+PROT_READ = mmap.PROT_READ
 """Readable (``mmap.PROT_READ``): a source can be copied from it, a destination faults."""
-PROT_WRITE = int(lib.LK_PROT_WRITE)
+PROT_WRITE = mmap.PROT_WRITE
 """Writable (``mmap.PROT_WRITE``); as on x86-64, writable memory is readable too."""
 PROT_RW = PROT_READ | PROT_WRITE
 _PROTS = (PROT_NONE, PROT_READ, PROT_RW)
 _PROT_NAMES = {PROT_NONE: "PROT_NONE", PROT_READ: "PROT_READ", PROT_RW: "PROT_READ|PROT_WRITE"}
-USER_PTR_MAX = int(lib.LK_USER_PTR_MAX)
+USER_PTR_MAX = 0x7FFFFFFFF000
 """The top of user space on x86-64 with 4-level page tables, 0x7ffffffff000
 (``TASK_SIZE_MAX``, which the kernel's ``USER_PTR_MAX`` equals): the highest
 address at which a range checked by :func:`access_ok` may end."""

@@ -29,6 +29,7 @@ import pytest
 
 import labkit
 from labkit import ITER_DEST, ITER_SOURCE, MAX_RW_COUNT, IovIter, IterMisuseError
+from labkit._ffi import lib
 from labkit.memory import PROT_NONE, PROT_READ, PROT_RW, USER_PTR_MAX, access_ok
 
 PAGE = labkit.PAGE_SIZE
@@ -269,7 +270,8 @@ def test_import_ubuf_and_single_range_do_not_check_mappings(mem, buf):
 
 
 def test_access_ok_is_the_x86_64_range_check():
-    assert USER_PTR_MAX == 0x7FFFFFFFF000
+    assert USER_PTR_MAX == 0x7FFFFFFFF000 == lib.LK_USER_PTR_MAX
+    assert (PROT_READ, labkit.memory.PROT_WRITE) == (lib.LK_PROT_READ, lib.LK_PROT_WRITE)
     assert access_ok(0, 0) and access_ok(0, USER_PTR_MAX) and not access_ok(0, USER_PTR_MAX + 1)
     assert access_ok(USER_PTR_MAX, 0) and not access_ok(USER_PTR_MAX + 1, 0)
     assert access_ok(USER_PTR_MAX - 10, 10) and not access_ok(USER_PTR_MAX - 10, 11)

@@ -7,6 +7,9 @@
 
 #include "usermem.h"
 
+_Static_assert(LK_PROT_READ == PROT_READ && LK_PROT_WRITE == PROT_WRITE,
+	       "labkit's protections are mmap's (labkit/memory.py relies on it)");
+
 struct lk_mm *lk_mm_new(void)
 {
 	struct lk_mm *mm = calloc(1, sizeof(struct lk_mm));
