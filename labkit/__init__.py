@@ -6,6 +6,9 @@ is its typed Python API.  See README.md and notebooks/00-index.ipynb.
 
 from labkit import config
 from labkit.buildinfo import build_info
+from labkit.core.folio import Folio
+from labkit.core.folioq import FolioQueue
+from labkit.core.pagecache import PageCache
 from labkit.errors import IterMisuseError
 from labkit.fixed import RegisteredBuffer, io_import_fixed, register_buffer
 from labkit.imports import (
@@ -31,9 +34,12 @@ __all__ = [
     "UIO_FASTIOV",
     "UIO_MAXIOV",
     "Direction",
+    "Folio",
+    "FolioQueue",
     "IovIter",
     "IterMisuseError",
     "Mapping",
+    "PageCache",
     "UserMemory",
     "__version__",
     "build_info",

@@ -28,7 +28,10 @@ from cffi import FFI
 CSRC = Path(__file__).resolve().parent / "csrc"
 
 BASE_CFLAGS = ["-O2", "-std=gnu11", "-fno-strict-aliasing", "-Wall", "-Wextra",
-               "-Wno-unused-parameter", "-Wno-missing-field-initializers"]
+               "-Wno-unused-parameter", "-Wno-missing-field-initializers",
+               # every dispatch on the iterator type is a switch on the enum with
+               # no default: a type left out is a build error, not an iovec
+               "-Wswitch", "-Werror=switch"]
 SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
                   "-fno-sanitize-recover=undefined", "-O1", "-g"]
 

@@ -1,0 +1,1 @@
+"""labkit's core model: the iterator types and the memory they walk."""
