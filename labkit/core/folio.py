@@ -98,7 +98,7 @@ class Folio:
             raise TypeError(
                 f"a folio needs a writable contiguous buffer, not {type(buf).__name__}"
             ) from None
-        except BufferError as exc:
+        except (BufferError, ValueError) as exc:  # numpy: "ndarray is not C-contiguous"
             raise TypeError(f"a folio needs a contiguous buffer: {exc}") from None
         addr, size = int(ffi.cast("uintptr_t", cbuf)), len(cbuf)
         if addr % PAGE_SIZE:
