@@ -287,7 +287,8 @@ def xarray_layouts(draw):
 def folioq_layouts(draw):
     """Orders of the folios in queue order, cleared slots, and where the iterator starts."""
     orders, pages = [], 0
-    for _ in range(draw(st.integers(0, 40))):
+    # often more than 31 folios, so that the walks cross a segment boundary
+    for _ in range(draw(st.one_of(st.integers(0, 40), st.integers(30, 40)))):
         order = draw(st.sampled_from([0, 0, 0, 0, 0, 1, 2]))
         if pages + (1 << order) > FOLIO_ARENA_PAGES:
             order = 0
@@ -299,7 +300,7 @@ def folioq_layouts(draw):
     nsegs = max(1, -(-len(orders) // FOLIOQ_NR_SLOTS))
     seg = draw(st.integers(0, nsegs - 1))
     filled = min(FOLIOQ_NR_SLOTS, len(orders) - seg * FOLIOQ_NR_SLOTS)
-    slot = draw(st.integers(0, FOLIOQ_NR_SLOTS))
+    slot = draw(st.one_of(st.integers(0, FOLIOQ_NR_SLOTS), st.just(FOLIOQ_NR_SLOTS)))
     g = seg * FOLIOQ_NR_SLOTS + slot
     offset = draw(st.integers(0, (PAGE << orders[g]) - 1)) if slot < filled else 0
     return orders, sorted(cleared), seg, slot, offset
