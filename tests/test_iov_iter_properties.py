@@ -296,7 +296,7 @@ def folioq_layouts(draw):
             break
         orders.append(order)
         pages += 1 << order
-    cleared = draw(st.sets(st.integers(0, max(len(orders) - 1, 0)), max_size=3)) if orders else set()
+    cleared = draw(st.sets(st.integers(0, len(orders) - 1), max_size=3)) if orders else set()
     nsegs = max(1, -(-len(orders) // FOLIOQ_NR_SLOTS))
     seg = draw(st.integers(0, nsegs - 1))
     filled = min(FOLIOQ_NR_SLOTS, len(orders) - seg * FOLIOQ_NR_SLOTS)
