@@ -538,8 +538,10 @@ def test_iterator_arguments_are_checked():
         IovIter.folio_queue(ITER_DEST, queue, 32, 0, 0)
     with pytest.raises(ValueError, match="past the end"):
         IovIter.folio_queue(ITER_DEST, queue, 0, 0, 3 * PAGE + 1)
-    with pytest.raises(IndexError):
+    with pytest.raises(ValueError, match="segment"):
         IovIter.folio_queue(ITER_DEST, queue, 0, 0, 0, segment=1)
+    with pytest.raises(ValueError, match="slot"):
+        queue.clear(0, 2**32)
     with pytest.raises(TypeError):
         IovIter.folio_queue(ITER_DEST, cache, 0, 0, 0)
     it = IovIter.folio_queue(ITER_DEST, queue)

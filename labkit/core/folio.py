@@ -61,7 +61,7 @@ class Folio:
     def page(self, k: int) -> int:
         """The address of page ``k`` of the folio (``folio_page()``)."""
         if not 0 <= k < self.nr_pages:
-            raise IndexError(f"page {k} of an order-{self.order} folio")
+            raise ValueError(f"page {k} of an order-{self.order} folio")
         return self.addr + k * PAGE_SIZE
 
     def holds(self, addr: int, length: int) -> bool:

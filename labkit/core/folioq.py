@@ -133,13 +133,14 @@ class FolioQueue:
         """Take the folio out of a slot (``folioq_clear()``); the slot keeps its order.
 
         Raises:
-            IndexError: for a segment or slot that was never filled.
+            ValueError: for a segment or slot that was never filled.
             IterMisuseError: if the queue was freed.
         """
         with self.lock:
             seg = self._seg(segment)
-            if lib.lk_folioq_clear(seg, operator.index(slot)) < 0:
-                raise IndexError(f"segment {segment} has no slot {slot} (it holds {seg.nr})")
+            slot = self._slot_arg(slot)
+            if lib.lk_folioq_clear(seg, slot) < 0:
+                raise ValueError(f"segment {segment} has no slot {slot} (it holds {seg.nr})")
             folio, self._folios[segment][slot] = self._folios[segment][slot], None
             return folio
 
@@ -167,25 +168,23 @@ class FolioQueue:
     def folio(self, segment: int, slot: int) -> Folio | None:
         """The folio in a slot, or None (never filled, or cleared)."""
         self._seg(segment)
-        if not 0 <= slot < NR_SLOTS:
-            raise IndexError(f"slot {slot} is not in 0..{NR_SLOTS - 1}")
-        return self._folios[segment][slot]
+        return self._folios[segment][self._slot_arg(slot)]
 
     def folio_size(self, segment: int, slot: int) -> int:
         """``folioq_folio_size()``: PAGE_SIZE << the slot's order (4096 for an unfilled slot)."""
         seg = self._seg(segment)
-        if not 0 <= slot < NR_SLOTS:
-            raise IndexError(f"slot {slot} is not in 0..{NR_SLOTS - 1}")
-        return PAGE_SIZE << int(seg.orders[slot])
+        return PAGE_SIZE << int(seg.orders[self._slot_arg(slot)])
 
     def __len__(self) -> int:
         """Slots filled in the whole queue."""
         return sum(int(s.nr) for s in self._segs)
 
     def capacity(self, segment: int = 0, slot: int = 0, offset: int = 0) -> int:
-        """Bytes from (segment, slot, offset) to the end of the last slot filled."""
+        """Bytes from (segment, slot, offset) to the end of the last slot filled
+        (slot may be 31: past the segment's last slot)."""
+        slot = NR_SLOTS if slot == NR_SLOTS else self._slot_arg(slot)
         with self.lock:
-            return int(lib.lk_folioq_capacity(self._seg(segment), slot, offset))
+            return int(lib.lk_folioq_capacity(self._seg(segment), slot, size_arg(offset)))
 
     def slots(self, segment: int = 0, slot: int = 0) -> list[tuple[int, int]]:
         """(address, size) of every slot from (segment, slot) to the last one filled.
@@ -245,9 +244,22 @@ class FolioQueue:
         return None
 
     def _seg_index_arg(self, segment: Any) -> int:
-        k = operator.index(segment)
+        try:
+            k = operator.index(segment)
+        except TypeError:
+            raise TypeError(f"segment must be an integer, not {type(segment).__name__}") from None
         if not 0 <= k < len(self._segs):
-            raise IndexError(f"segment {segment} is not in 0..{len(self._segs) - 1}")
+            raise ValueError(f"segment {segment} is not in 0..{len(self._segs) - 1}")
+        return k
+
+    @staticmethod
+    def _slot_arg(slot: Any) -> int:
+        try:
+            k = operator.index(slot)
+        except TypeError:
+            raise TypeError(f"slot must be an integer, not {type(slot).__name__}") from None
+        if not 0 <= k < NR_SLOTS:
+            raise ValueError(f"slot {slot} is not in 0..{NR_SLOTS - 1}")
         return k
 
     def _seg(self, segment: Any) -> Any:
