@@ -165,26 +165,25 @@ class PageCache:
     def pieces(self, start: int, length: int) -> list[tuple[int, int, int]]:
         """The file range ``[start, start + length)`` split at folio boundaries.
 
-        Returns (file position, address, length) per piece, address 0 for a hole;
-        a hole is split at page boundaries where a folio begins.
+        Returns (file position, address, length) per piece, address 0 for a
+        hole (the bytes between two folios, or past the last one).
         """
         out: list[tuple[int, int, int]] = []
         pos, end = start, start + length
-        while pos < end:
-            found = self.load(pos >> PAGE_SHIFT) if (pos >> PAGE_SHIFT) <= MAX_INDEX else None
-            if found is None:
-                n = min(end, (pos // PAGE_SIZE + 1) * PAGE_SIZE) - pos
-                if out and out[-1][1] == 0:
-                    p, _, m = out.pop()
-                    out.append((p, 0, m + n))
-                else:
-                    out.append((pos, 0, n))
-            else:
-                index, folio = found
-                off = pos - index * PAGE_SIZE
-                n = min(end - pos, folio.size - off)
-                out.append((pos, folio.addr + off, n))
+        for index, folio in self.folios():
+            first, last = index * PAGE_SIZE, index * PAGE_SIZE + folio.size
+            if last <= pos:
+                continue
+            if first >= end:
+                break
+            if first > pos:
+                out.append((pos, 0, first - pos))
+                pos = first
+            n = min(end, last) - pos
+            out.append((pos, folio.addr + pos - first, n))
             pos += n
+        if pos < end:
+            out.append((pos, 0, end - pos))
         return out
 
     def access_ok(self, addr: int, length: int) -> bool:
