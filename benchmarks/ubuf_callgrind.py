@@ -32,24 +32,37 @@ import tempfile
 
 VARIANTS = [
     # (experiment, label, model class, kwargs)
-    ("mechanics", "6.3 (IOVEC)", "SyscallModel", {"syscall": "readv", "kernel": "6.3",
-                                                  "op": "advance"}),
-    ("mechanics", "6.4 (UBUF)", "SyscallModel", {"syscall": "readv", "kernel": "6.4",
-                                                 "op": "advance"}),
+    (
+        "mechanics",
+        "6.3 (IOVEC)",
+        "SyscallModel",
+        {"syscall": "readv", "kernel": "6.3", "op": "advance"},
+    ),
+    (
+        "mechanics",
+        "6.4 (UBUF)",
+        "SyscallModel",
+        {"syscall": "readv", "kernel": "6.4", "op": "advance"},
+    ),
     ("read-zero", "read", "SyscallModel", {"syscall": "read"}),
     ("read-zero", "readv 6.3", "SyscallModel", {"syscall": "readv", "kernel": "6.3"}),
     ("read-zero", "readv 6.4", "SyscallModel", {"syscall": "readv", "kernel": "6.4"}),
-    ("read-zero", "readv 6.4 (4K+empty)", "SyscallModel",
-     {"syscall": "readv", "kernel": "6.4", "segments": [4096, 0]}),
+    (
+        "read-zero",
+        "readv 6.4 (4K+empty)",
+        "SyscallModel",
+        {"syscall": "readv", "kernel": "6.4", "segments": [4096, 0]},
+    ),
 ]
 for _k in (0, 4):
     for _v in ("readv-iovec", "readv-rewrite", "readv-6.4", "read"):
-        VARIANTS.append((f"uring defer_every={_k}", _v, "UringModel",
-                         {"variant": _v, "defer_every": _k}))
+        VARIANTS.append(
+            (f"uring defer_every={_k}", _v, "UringModel", {"variant": _v, "defer_every": _k})
+        )
 
 CHILD = """
 import json, sys
-from labkit import ubuf
+
 cls, kwargs, n = json.loads(sys.argv[1])
 getattr(ubuf, cls)(**kwargs).time(n)
 """
@@ -60,9 +73,16 @@ def instructions(cls: str, kwargs: dict, n: int) -> int:
     fn = "lk_time_ubuf_uring" if cls == "UringModel" else "lk_time_ubuf_syscall"
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
-        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-               f"--toggle-collect={fn}", sys.executable, "-c", CHILD,
-               json.dumps([cls, kwargs, n])]
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            f"--toggle-collect={fn}",
+            sys.executable,
+            "-c",
+            CHILD,
+            json.dumps([cls, kwargs, n]),
+        ]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with open(out) as f:
             m = re.search(r"^summary:\s+(\d+)", f.read(), re.M)

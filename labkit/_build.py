@@ -1,9 +1,11 @@
 """cffi build script for labkit's C core (run by setup.py at install time).
 
-Every ``labkit/csrc/*.c`` file is compiled into one extension module,
-``labkit._labkit``; the cffi declarations are the ``labkit/csrc/*.cdef``
-files, and every ``*.h`` header is included in the module's preamble.  A new
-C module therefore needs no edit here: add its ``.c``, ``.h`` and ``.cdef``.
+Every ``.c`` file under ``labkit/csrc/`` (its folders group the C by
+concern, as the Python package does: ``core/``, ``models/``, ``live/``,
+``measure/``) is compiled into one extension module, ``labkit._labkit``; the
+cffi declarations are the ``*.cdef`` files, and every ``*.h`` header is
+included in the module's preamble.  A new C module therefore needs no edit
+here: add its ``.c``, ``.h`` and ``.cdef`` in the folder of its concern.
 
 The compiler flags are fixed here and compiled into the module, so results
 can record exactly how their timing kernels were built
@@ -27,13 +29,26 @@ from cffi import FFI
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 
-BASE_CFLAGS = ["-O2", "-std=gnu11", "-fno-strict-aliasing", "-Wall", "-Wextra",
-               "-Wno-unused-parameter", "-Wno-missing-field-initializers",
-               # every dispatch on the iterator type is a switch on the enum with
-               # no default: a type left out is a build error, not an iovec
-               "-Wswitch", "-Werror=switch"]
-SANITIZE_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-                  "-fno-sanitize-recover=undefined", "-O1", "-g"]
+BASE_CFLAGS = [
+    "-O2",
+    "-std=gnu11",
+    "-fno-strict-aliasing",
+    "-Wall",
+    "-Wextra",
+    "-Wno-unused-parameter",
+    "-Wno-missing-field-initializers",
+    # every dispatch on the iterator type is a switch on the enum with no
+    # default: a type left out is a build error, not an iovec
+    "-Wswitch",
+    "-Werror=switch",
+]
+SANITIZE_FLAGS = [
+    "-fsanitize=address,undefined",
+    "-fno-omit-frame-pointer",
+    "-fno-sanitize-recover=undefined",
+    "-O1",
+    "-g",
+]
 
 
 def sanitize_requested() -> bool:
@@ -54,12 +69,22 @@ def _source_path(path: Path) -> str:
         return str(path)
 
 
+def _csrc_files(pattern: str) -> list[Path]:
+    """Files under csrc/ matching ``pattern``, in a stable order (by file name)."""
+    return sorted(CSRC.rglob(pattern), key=lambda p: (p.name, str(p)))
+
+
+def _include_dirs() -> list[str]:
+    """csrc/ and each of its folders, so headers include each other by name."""
+    return [str(CSRC)] + sorted(str(d) for d in CSRC.iterdir() if d.is_dir())
+
+
 def make_builder(module_name: str = "labkit._labkit") -> FFI:
     """A cffi builder for the whole C core."""
     flags = cflags()
     builder = FFI()
-    builder.cdef("\n".join(p.read_text() for p in sorted(CSRC.glob("*.cdef"))))
-    headers = "\n".join(f'#include "{p.name}"' for p in sorted(CSRC.glob("*.h")))
+    builder.cdef("\n".join(p.read_text() for p in _csrc_files("*.cdef")))
+    headers = "\n".join(f'#include "{p.name}"' for p in _csrc_files("*.h"))
     flag_text = " ".join(shlex.quote(f) for f in flags).replace("\\", "\\\\").replace('"', '\\"')
     preamble = f"""
 #include <stdlib.h>
@@ -70,8 +95,8 @@ const char *lk_build_compiler(void) {{ return "gcc " __VERSION__; }}
     builder.set_source(
         module_name,
         preamble,
-        sources=[_source_path(p) for p in sorted(CSRC.glob("*.c"))],
-        include_dirs=[str(CSRC)],
+        sources=[_source_path(p) for p in _csrc_files("*.c")],
+        include_dirs=_include_dirs(),
         extra_compile_args=flags,
         extra_link_args=(["-fsanitize=address,undefined"] if sanitize_requested() else []),
         libraries=[],

@@ -8,12 +8,9 @@ instead.
 
 from __future__ import annotations
 
-import errno
 import importlib.util
 import os
 from typing import Any, NoReturn
-
-SIZE_MAX = 2**64 - 1
 
 
 def _load() -> Any:
@@ -45,22 +42,12 @@ def raise_errno(err: int, message: str) -> NoReturn:
     raise OSError(err, f"{os.strerror(err)}: {message}")
 
 
-def check(ret: int, message: str) -> int:
-    """Return ``ret`` if it is not a negative errno, else raise OSError."""
+def check(ret: Any, message: str) -> Any:
+    """Return ``ret`` unless it is negative: then it is ``-errno`` (the C core's one
+    error convention, for int and double results alike) and OSError is raised."""
     if ret < 0:
-        raise_errno(-ret, message)
+        raise_errno(int(-ret), message)
     return ret
 
 
-def size_arg(n: Any, name: str = "n") -> int:
-    """Validate a byte count: an int >= 0; values above SIZE_MAX clamp to it."""
-    try:
-        value = n.__index__()
-    except AttributeError:
-        raise TypeError(f"{name} must be an integer, not {type(n).__name__}") from None
-    if value < 0:
-        raise ValueError(f"{name} must be >= 0, got {value}")
-    return min(value, SIZE_MAX)
-
-
-__all__ = ["ffi", "lib", "check", "raise_errno", "size_arg", "SIZE_MAX", "errno"]
+__all__ = ["ffi", "lib", "check", "raise_errno"]

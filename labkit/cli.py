@@ -37,8 +37,9 @@ def _demo(args: argparse.Namespace) -> int:
     for kernel in ("6.3", "6.4"):
         it = labkit.import_iovec(labkit.ITER_DEST, [(m.addr + 100, 6000)], mem, kernel=kernel)
         print(f"kernel {kernel}: readv with one segment imports as {it.iter_type}: {it!r}")
-    it = labkit.import_iovec(labkit.ITER_DEST, [(m.addr, 10), (m.addr + 4096, 0),
-                                                (m.addr + 8192, 20)], mem)
+    it = labkit.import_iovec(
+        labkit.ITER_DEST, [(m.addr, 10), (m.addr + 4096, 0), (m.addr + 8192, 20)], mem
+    )
     print(f"three segments (one empty): {it!r}")
     copied = it.copy_to_iter(bytes(range(1, 26)))
     print(f"copy_to_iter(25 bytes) -> {copied}: {it!r}")
@@ -76,15 +77,19 @@ def _demo_all_types(labkit, mem, m) -> None:
 
 def _info_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the record as JSON")
-    parser.add_argument("--quick", action="store_true", default=None,
-                        help="record quick mode (default: LABKIT_QUICK)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        default=None,
+        help="record quick mode (default: LABKIT_QUICK)",
+    )
 
 
 def _info(args: argparse.Namespace) -> int:
     """Print the environment record and whether io_uring is usable here."""
     import json
 
-    from labkit.envinfo import environment, format_environment
+    from labkit.measure.envinfo import environment, format_environment
 
     env = environment(quick=args.quick)
     if args.json:
@@ -98,14 +103,22 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _bench_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("what", choices=["copy"],
-                        help="copy: the core's copy_to_iter/copy_from_iter/advance vs memcpy")
-    parser.add_argument("--quick", action="store_true", default=None,
-                        help="small sizes and few repeats (also LABKIT_QUICK=1)")
+    parser.add_argument(
+        "what",
+        choices=["copy"],
+        help="copy: the core's copy_to_iter/copy_from_iter/advance vs memcpy",
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        default=None,
+        help="small sizes and few repeats (also LABKIT_QUICK=1)",
+    )
     parser.add_argument("--repeats", type=int, default=None, help="override the repeats")
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to")
-    parser.add_argument("--no-save", action="store_true",
-                        help="do not write results under data/results")
+    parser.add_argument(
+        "--no-save", action="store_true", help="do not write results under data/results"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
 
 
@@ -113,8 +126,10 @@ def _bench(args: argparse.Namespace) -> int:
     """Run the core copy benchmark, print its table and headline figures, save the results."""
     import pandas as pd
 
-    from labkit import config, corebench, results
-    from labkit.envinfo import environment
+    from labkit import config
+    from labkit.experiments import core_copy as corebench
+    from labkit.measure import results
+    from labkit.measure.envinfo import environment
 
     quick = config.quick_mode(args.quick)
     cfg = corebench.core_copy_config(quick)
@@ -122,21 +137,36 @@ def _bench(args: argparse.Namespace) -> int:
     if reps < 1:
         print("labkit bench: --repeats must be >= 1", file=sys.stderr)
         return 2
-    print(f"labkit bench copy: {'quick' if quick else 'full'} mode, sizes "
-          f"{', '.join(map(str, cfg.sizes))} bytes, {reps} interleaved repeats")
+    print(
+        f"labkit bench copy: {'quick' if quick else 'full'} mode, sizes "
+        f"{', '.join(map(str, cfg.sizes))} bytes, {reps} interleaved repeats"
+    )
     df = corebench.core_copy(quick, repeats=reps, cpu=args.cpu, progress=not args.no_progress)
     summary = corebench.summarize(df)
-    cols = ["size", "segments", "variant", "n", "median", "ci_low", "ci_high", "GB_per_s",
-            "pct_of_memcpy", "ns_per_segment"]
-    with pd.option_context("display.width", 200, "display.max_rows", 500,
-                           "display.float_format", "{:,.3f}".format):
+    cols = [
+        "size",
+        "segments",
+        "variant",
+        "n",
+        "median",
+        "ci_low",
+        "ci_high",
+        "GB_per_s",
+        "pct_of_memcpy",
+        "ns_per_segment",
+    ]
+    with pd.option_context(
+        "display.width", 200, "display.max_rows", 500, "display.float_format", "{:,.3f}".format
+    ):
         print(summary[cols].rename(columns={"median": "ns/op (median)"}).to_string(index=False))
     print()
     print("Headline figures (medians, 95% bootstrap intervals, measured side by side):")
     for t in corebench.targets(df):
         mark = "met" if t.met else "MISSED"
-        print(f"  {t.name}: {t.value:.3g} {t.unit} [{t.ci_low:.3g}, {t.ci_high:.3g}]"
-              f"  (target {t.bound}: {mark})")
+        print(
+            f"  {t.name}: {t.value:.3g} {t.unit} [{t.ci_low:.3g}, {t.ci_high:.3g}]"
+            f"  (target {t.bound}: {mark})"
+        )
     if not args.no_save:
         path = results.save(corebench.EXPERIMENT, df, env=environment(quick=quick))
         print(f"\nresults: {path} (+ .json environment record)")
@@ -144,25 +174,31 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _reproduce_args(parser: argparse.ArgumentParser) -> None:
-    from labkit import reproduce
+    from labkit.report import reproduce
 
     reproduce.add_arguments(parser)
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from labkit import reproduce
+    from labkit.report import reproduce
 
     return reproduce.from_args(args)
 
 
 COMMANDS: list[Command] = [
     Command("demo", "a short tour of the iterator API", _demo_args, _demo),
-    Command("info", "print the environment record and whether io_uring is usable",
-            _info_args, _info),
-    Command("bench", "run a benchmark (copy: the core copy/advance benchmark)",
-            _bench_args, _bench),
-    Command("reproduce", "run every notebook headless: report, figures, summary table",
-            _reproduce_args, _reproduce),
+    Command(
+        "info", "print the environment record and whether io_uring is usable", _info_args, _info
+    ),
+    Command(
+        "bench", "run a benchmark (copy: the core copy/advance benchmark)", _bench_args, _bench
+    ),
+    Command(
+        "reproduce",
+        "run every notebook headless: report, figures, summary table",
+        _reproduce_args,
+        _reproduce,
+    ),
 ]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from labkit import config
-from labkit.results import READ_CSV_EXACT
+from labkit.measure.results import READ_CSV_EXACT
 
 RESULTS = ("R1", "R2", "R3")
 SOURCE_COLUMNS = ("source_file", "source_subject", "source_author", "source_date")
@@ -64,4 +64,52 @@ def load_all() -> pd.DataFrame:
     return pd.concat([load(r) for r in RESULTS], ignore_index=True)
 
 
-__all__ = ["RESULTS", "SOURCE_COLUMNS", "load", "load_all", "load_raw", "path", "published_dir"]
+def r2_figures() -> dict[str, float]:
+    """R2's published figures per call (mean of the two runs of each): ns, and the saving."""
+    df = load("R2")
+    el = df[df["quantity"] == "elapsed"]
+
+    def mean(variant: str, kernel: str) -> float:
+        sel = el[(el["variant"] == variant) & (el["kernel"] == kernel)]
+        if sel.empty:
+            raise KeyError(f"published R2 has no {variant}/{kernel} rows")
+        return float(sel["ns_per_call"].mean())
+
+    read = mean("read", "stock")
+    before, after = mean("readv1", "stock"), mean("readv1", "patched")
+    return {
+        "read_ns": read,
+        "readv_before_ns": before,
+        "readv_after_ns": after,
+        "saved_ns": before - after,
+        "saved_share": (before - after) / before,
+        "readv_minus_read_ns": after - read,
+    }
+
+
+def r3_figures() -> dict[str, float]:
+    """R3's published IOPS (mean of eight runs each side) and the gain."""
+    df = load("R3")
+    before = float(df.loc[df["variant"] == "before", "value"].mean())
+    after = float(df.loc[df["variant"] == "after", "value"].mean())
+    return {
+        "before_iops": before,
+        "after_iops": after,
+        "gain": after / before - 1,
+        "time_saved_share": 1 - before / after,
+        "n_before": int((df["variant"] == "before").sum()),
+        "n_after": int((df["variant"] == "after").sum()),
+    }
+
+
+__all__ = [
+    "RESULTS",
+    "SOURCE_COLUMNS",
+    "load",
+    "load_all",
+    "load_raw",
+    "path",
+    "published_dir",
+    "r2_figures",
+    "r3_figures",
+]

@@ -62,9 +62,9 @@ class Oracle:
     segs: list[Seg]
     count: int
     memory: dict[int, int] = field(default_factory=dict)
-    pos: int = 0          # flat byte position (for UBUF: iov_offset)
-    idx: int = 0          # current segment index (derived, kept as the kernel keeps it)
-    off: int = 0          # iov_offset
+    pos: int = 0  # flat byte position (for UBUF: iov_offset)
+    idx: int = 0  # current segment index (derived, kept as the kernel keeps it)
+    off: int = 0  # iov_offset
 
     def __post_init__(self) -> None:
         self.starts = [0]
@@ -180,7 +180,7 @@ class Oracle:
         self.count -= n
         if self.kind == "DISCARD":
             return []
-        addrs = self.flat[self.pos:self.pos + n]
+        addrs = self.flat[self.pos : self.pos + n]
         if self.kind == "UBUF":
             self.pos = self.off = self.off + n
         else:
@@ -235,7 +235,7 @@ class Oracle:
         """
         left = self.count
         skip = self.off
-        for s in self.segs[self.idx:]:
+        for s in self.segs[self.idx :]:
             if left == 0:
                 break
             n = min(s.length - skip, left)

@@ -26,9 +26,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SKIP = 77
-CORE_TESTS = ["test_iov_iter_unit.py", "test_iov_iter_properties.py", "test_kunit_scenarios.py",
-              "test_imports.py", "test_bad_input.py", "test_fixed.py", "test_live.py",
-              "test_xarray_folioq.py"]
+CORE_TESTS = [
+    "test_iov_iter_unit.py",
+    "test_iov_iter_properties.py",
+    "test_kunit_scenarios.py",
+    "test_imports.py",
+    "test_bad_input.py",
+    "test_fixed.py",
+    "test_live.py",
+    "test_xarray_folioq.py",
+]
 
 
 def find_libasan() -> str | None:
@@ -37,8 +44,9 @@ def find_libasan() -> str | None:
     if gcc is None:
         return None
     try:
-        out = subprocess.run([gcc, "-print-file-name=libasan.so"], capture_output=True,
-                             text=True, timeout=60).stdout.strip()
+        out = subprocess.run(
+            [gcc, "-print-file-name=libasan.so"], capture_output=True, text=True, timeout=60
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     # gcc prints the bare name back when it has no such library
@@ -47,14 +55,22 @@ def find_libasan() -> str | None:
 
 def build(build_dir: Path) -> Path:
     """Compile the sanitized module into build_dir; return the .so path."""
-    code = ("from labkit._build import make_builder\n"
-            f"print(make_builder('labkit._labkit').compile(tmpdir={str(build_dir)!r}))\n")
+    code = (
+        "from labkit._build import make_builder\n"
+        f"print(make_builder('labkit._labkit').compile(tmpdir={str(build_dir)!r}))\n"
+    )
     env = dict(os.environ, LABKIT_SANITIZE="1")
     env.pop("LABKIT_EXT_PATH", None)
     # build this checkout's C core, not whichever labkit the interpreter finds first
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    proc = subprocess.run([sys.executable, "-c", code], cwd=build_dir, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=build_dir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-4000:] + proc.stderr[-8000:])
         raise SystemExit(f"sanitized build failed (status {proc.returncode})")
@@ -80,8 +96,8 @@ def sanitized_env(so: Path, libasan: str) -> dict[str, str]:
 def main(argv: list[str]) -> int:
     extra: list[str] = []
     if "--" in argv:
-        extra = argv[argv.index("--") + 1:]
-        argv = argv[:argv.index("--")]
+        extra = argv[argv.index("--") + 1 :]
+        argv = argv[: argv.index("--")]
     libasan = find_libasan()
     if libasan is None:
         print("run_sanitized: gcc or its libasan.so is missing; nothing to run", file=sys.stderr)
@@ -96,8 +112,10 @@ def main(argv: list[str]) -> int:
     try:
         so = build(build_dir)
         env = sanitized_env(so, libasan)
-        check = ("import labkit, sys; info = labkit.build_info(); "
-                 "sys.exit(0 if info['sanitizers'] and info['module'] == sys.argv[1] else 3)")
+        check = (
+            "import labkit, sys; info = labkit.build_info(); "
+            "sys.exit(0 if info['sanitizers'] and info['module'] == sys.argv[1] else 3)"
+        )
         proc = subprocess.run([sys.executable, "-c", check, str(so)], env=env)
         if proc.returncode != 0:
             print("run_sanitized: the child did not load the sanitized module", file=sys.stderr)

@@ -23,10 +23,16 @@ DRIVER = Path(__file__).with_name("bad_input_driver.py")
 def run_driver(examples: int, timeout: float = 120) -> subprocess.CompletedProcess:
     env = os.environ.copy()
     # the labkit of this checkout, not whichever the interpreter would find first
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(DRIVER.parent.parent),
-                                                    env.get("PYTHONPATH")) if p)
-    return subprocess.run([sys.executable, str(DRIVER), str(examples)], capture_output=True,
-                          text=True, timeout=timeout, env=env)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(DRIVER.parent.parent), env.get("PYTHONPATH")) if p
+    )
+    return subprocess.run(
+        [sys.executable, str(DRIVER), str(examples)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def describe(proc: subprocess.CompletedProcess) -> str:
@@ -34,8 +40,10 @@ def describe(proc: subprocess.CompletedProcess) -> str:
         what = f"killed by {signal.Signals(-proc.returncode).name}"
     else:
         what = f"exit status {proc.returncode}"
-    return (f"bad-input driver {what}\n--- stdout\n{proc.stdout[-3000:]}\n"
-            f"--- stderr\n{proc.stderr[-6000:]}")
+    return (
+        f"bad-input driver {what}\n--- stdout\n{proc.stdout[-3000:]}\n"
+        f"--- stderr\n{proc.stderr[-6000:]}"
+    )
 
 
 def test_hostile_arguments_raise_only_documented_exceptions():

@@ -4,7 +4,8 @@ import json
 
 import pandas as pd
 
-from labkit import cli, results
+from labkit import cli
+from labkit.measure import results
 
 
 def test_info_prints_record_and_io_uring(capsys):
@@ -31,8 +32,16 @@ def test_bench_copy_quick_writes_results(tmp_path, monkeypatch, capsys):
     assert len(paths) == 1 and paths[0].with_suffix(".json").exists()
     df, env = results.load_run(paths[0])
     assert env["quick_mode"] is True
-    assert {"memcpy", "copy_to_iter UBUF", "copy_to_iter IOVEC", "copy_from_iter BVEC",
-            "advance KVEC", "advance BVEC", "empty", "clock"} <= set(df["variant"])
+    assert {
+        "memcpy",
+        "copy_to_iter UBUF",
+        "copy_to_iter IOVEC",
+        "copy_from_iter BVEC",
+        "advance KVEC",
+        "advance BVEC",
+        "empty",
+        "clock",
+    } <= set(df["variant"])
     assert (df.groupby(["size", "variant"]).size() == 2).all()
     assert set(df["size"]) >= {4096, 1 << 20, 1 << 30}
     assert isinstance(results.load("core-copy"), pd.DataFrame)
@@ -40,8 +49,9 @@ def test_bench_copy_quick_writes_results(tmp_path, monkeypatch, capsys):
 
 def test_bench_no_save(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("LABKIT_DATA", str(tmp_path))
-    assert cli.main(["bench", "copy", "--quick", "--repeats", "1", "--no-save",
-                     "--no-progress"]) == 0
+    assert (
+        cli.main(["bench", "copy", "--quick", "--repeats", "1", "--no-save", "--no-progress"]) == 0
+    )
     assert results.runs("core-copy", tmp_path) == []
 
 

@@ -2,7 +2,7 @@
 
 import json
 
-from labkit import envinfo
+from labkit.measure import envinfo
 
 
 def test_record_has_every_key_and_is_json():
@@ -22,8 +22,10 @@ def test_record_has_every_key_and_is_json():
 def test_mitigations_read_each_file(tmp_path):
     (tmp_path / "spectre_v2").write_text("Mitigation: Retpolines\n")
     (tmp_path / "meltdown").write_text("Not affected\n")
-    assert envinfo.mitigations(tmp_path) == {"meltdown": "Not affected",
-                                             "spectre_v2": "Mitigation: Retpolines"}
+    assert envinfo.mitigations(tmp_path) == {
+        "meltdown": "Not affected",
+        "spectre_v2": "Mitigation: Retpolines",
+    }
     assert envinfo.mitigations(tmp_path / "absent") == {}
 
 

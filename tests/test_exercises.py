@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from labkit import exercises
+from labkit.teach import exercises
 
 # Worked out by hand from the questions (see notebook 01, section 8).
 HAND = {

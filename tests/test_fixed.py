@@ -12,7 +12,10 @@ import pytest
 import labkit
 from labkit import ITER_DEST, ITER_SOURCE, PAGE_SIZE, io_import_fixed, register_buffer
 from labkit.config import quick_mode
-from labkit.fixed import SEEKS
+from labkit.core.fixed import SEEKS
+from labkit.experiments import fixed_seek
+from labkit.measure import timers
+from labkit import live
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -69,8 +72,15 @@ def interesting_lengths(reg, offset: int, rng: random.Random):
 LAYOUTS = [
     (size, po, 12)
     for po in (0, 512, 3584, 4095)
-    for size in (1, 100, PAGE_SIZE - 1, PAGE_SIZE, PAGE_SIZE + 1, 3 * PAGE_SIZE + 7,
-                 37 * PAGE_SIZE + 5)
+    for size in (
+        1,
+        100,
+        PAGE_SIZE - 1,
+        PAGE_SIZE,
+        PAGE_SIZE + 1,
+        3 * PAGE_SIZE + 7,
+        37 * PAGE_SIZE + 5,
+    )
 ] + [
     (size, po, 21)
     for po in (0, 512, 3584, 4095, HUGE - 4096 + 512)
@@ -168,11 +178,11 @@ def test_register_errors():
     mem = labkit.UserMemory()
     m = mem.map(4 * PAGE_SIZE)
     cases = [
-        ((m.addr, 0), errno.EFAULT),                      # empty
-        ((m.addr, 4 * PAGE_SIZE + 1), errno.EFAULT),      # runs past the mapping
+        ((m.addr, 0), errno.EFAULT),  # empty
+        ((m.addr, 4 * PAGE_SIZE + 1), errno.EFAULT),  # runs past the mapping
         ((m.addr - PAGE_SIZE, PAGE_SIZE), errno.EFAULT),  # before the mapping
-        ((0, PAGE_SIZE), errno.EFAULT),                   # NULL
-        ((m.addr, GiB + 1), errno.EFAULT),                # above io_uring's 1 GiB cap
+        ((0, PAGE_SIZE), errno.EFAULT),  # NULL
+        ((m.addr, GiB + 1), errno.EFAULT),  # above io_uring's 1 GiB cap
         ((2**64 - PAGE_SIZE, 2 * PAGE_SIZE), errno.EOVERFLOW),
     ]
     for (addr, length), err in cases:
@@ -213,7 +223,7 @@ def test_import_range_errors():
         (reg.addr - 1, 1),
         (reg.addr, reg.length + 1),
         (reg.addr + reg.length, 1),
-        (reg.addr + 1, 2**64 - 1),                 # wraps
+        (reg.addr + 1, 2**64 - 1),  # wraps
         (reg.addr, labkit.MAX_RW_COUNT + 1),
     ]
     for seek in SEEK_NAMES:
@@ -249,11 +259,15 @@ def test_four_seeks_agree(size, po, fs):
     exhaustive = reg.length <= (PAGE_SIZE + 1 if quick_mode() else 3 * PAGE_SIZE + 7)
     offsets = range(reg.length) if exhaustive and fs == 12 else interesting_offsets(reg, rng, 12)
     for off in offsets:
-        lengths = interesting_lengths(reg, off, rng) if reg.length > 200 \
+        lengths = (
+            interesting_lengths(reg, off, rng)
+            if reg.length > 200
             else range(1, reg.length - off + 1)
+        )
         for ln in lengths:
-            its = {s: io_import_fixed(ITER_DEST, reg, reg.addr + off, ln, seek=s)
-                   for s in SEEK_NAMES}
+            its = {
+                s: io_import_fixed(ITER_DEST, reg, reg.addr + off, ln, seek=s) for s in SEEK_NAMES
+            }
             ref = state(its["shift"])
             assert ref[0] == ln
             assert ref[3][0] == reg.addr + off, (off, ln)
@@ -265,8 +279,10 @@ def test_four_seeks_agree(size, po, fs):
                     assert it.nr_segs == reg.nr_bvecs - it.seg_index, (s, off, ln)
 
 
-@pytest.mark.parametrize("size,po,fs", [(13 * PAGE_SIZE + 5, 3584, 12), (5 * PAGE_SIZE, 0, 12),
-                                        (2 * HUGE + 700, 512, 21)])
+@pytest.mark.parametrize(
+    "size,po,fs",
+    [(13 * PAGE_SIZE + 5, 3584, 12), (5 * PAGE_SIZE, 0, 12), (2 * HUGE + 700, 512, 21)],
+)
 def test_four_seeks_copy_the_same_bytes_to_the_same_place(size, po, fs):
     mem, m, reg = make_buffer(size, po, folio_shift=fs)
     whole = m.array
@@ -281,19 +297,21 @@ def test_four_seeks_copy_the_same_bytes_to_the_same_place(size, po, fs):
                 it = io_import_fixed(ITER_DEST, reg, reg.addr + off, ln, seek=s)
                 assert it.copy_to_iter(data + b"overflow") == ln
                 assert it.count == 0
-                assert bytes(whole[start:start + ln]) == data, (s, off, ln)
+                assert bytes(whole[start : start + ln]) == data, (s, off, ln)
                 assert np.count_nonzero(whole) == ln, (s, off, ln)
-                whole[start:start + ln] = 0
+                whole[start : start + ln] = 0
 
 
 def test_seeks_agree_for_writes_too():
     mem, m, reg = make_buffer(9 * PAGE_SIZE + 1, 512)
     reg.view()[:] = np.arange(reg.length, dtype=np.uint64).astype(np.uint8)
     for off, ln in [(0, 10), (3583, 2), (3584, 4096), (5000, reg.length - 5000)]:
-        out = {s: io_import_fixed(ITER_SOURCE, reg, reg.addr + off, ln, seek=s).copy_from_iter(ln)
-               for s in SEEK_NAMES}
+        out = {
+            s: io_import_fixed(ITER_SOURCE, reg, reg.addr + off, ln, seek=s).copy_from_iter(ln)
+            for s in SEEK_NAMES
+        }
         assert len(set(out.values())) == 1
-        assert out["shift"] == bytes(reg.view()[off:off + ln])
+        assert out["shift"] == bytes(reg.view()[off : off + ln])
 
 
 @pytest.mark.parametrize("size", [64 * MiB, GiB])
@@ -306,14 +324,15 @@ def test_large_buffers_sampled(size):
         offs = [0, reg.first_len, size - 1, size - PAGE_SIZE - 1, rng.randrange(size)]
         for off in offs:
             ln = min(size - off, rng.choice([1, 4096, 12345]))
-            its = {s: io_import_fixed(ITER_DEST, reg, reg.addr + off, ln, seek=s)
-                   for s in SEEK_NAMES}
+            its = {
+                s: io_import_fixed(ITER_DEST, reg, reg.addr + off, ln, seek=s) for s in SEEK_NAMES
+            }
             ref = state(its["shift"])
             assert all(state(it) == ref for it in its.values()), (po, off, ln)
             data = bytes([off % 200 + 1]) * ln
             for it in its.values():
                 assert it.copy_to_iter(data) == ln
-                v = m.array[po + off:po + off + ln]
+                v = m.array[po + off : po + off + ln]
                 assert bytes(v) == data
                 v[:] = 0
 
@@ -341,12 +360,12 @@ def test_liburing_fixed_buf_merge():
         for k, off in enumerate((4096, 8192, 12288)):
             it = io_import_fixed(ITER_DEST, reg, reg.addr + off, 4096, seek=s)
             addr, ln = it.iovec()
-            assert (addr, ln) == (reg.addr + off, 4096)    # no empty first segment
+            assert (addr, ln) == (reg.addr + off, 4096)  # no empty first segment
             assert it.copy_to_iter(bytes([k + 1]) * 4096) == 4096
         v = reg.view()
         assert not v[:4096].any() and not v[16384:].any()
         for k in range(3):
-            assert (v[4096 * (k + 1):4096 * (k + 2)] == k + 1).all()
+            assert (v[4096 * (k + 1) : 4096 * (k + 2)] == k + 1).all()
 
 
 @pytest.mark.parametrize("vec_off", [0, 512, 3584])
@@ -364,8 +383,8 @@ def test_liburing_fixed_seg(vec_off):
             if s == "shift":
                 assert it.nr_segs == reg.segments_spanned(off - vec_off, ln)
             assert it.copy_to_iter(src[:ln]) == ln
-            assert np.array_equal(m.array[off:off + ln], src[:ln]), (s, ln, off)
-            assert not m.array[:off].any() and not m.array[off + ln:].any()
+            assert np.array_equal(m.array[off : off + ln], src[:ln]), (s, ln, off)
+            assert not m.array[:off].any() and not m.array[off + ln :].any()
 
 
 def test_fixed_seg_nr_segs_exact():
@@ -387,9 +406,13 @@ def test_visited_walks_grow_shifts_constant():
     small = register_buffer(mem, m.addr, 64 * MiB)
     huge = register_buffer(mem, m.addr, 64 * MiB, folio_shift=21)
     offsets = [0, PAGE_SIZE, MiB, 16 * MiB, 64 * MiB - PAGE_SIZE]
-    v = {(s, r.folio_shift): [io_import_fixed(ITER_DEST, r, r.addr + o, PAGE_SIZE, seek=s).visited
-                               for o in offsets]
-         for s in SEEK_NAMES for r in (small, huge)}
+    v = {
+        (s, r.folio_shift): [
+            io_import_fixed(ITER_DEST, r, r.addr + o, PAGE_SIZE, seek=s).visited for o in offsets
+        ]
+        for s in SEEK_NAMES
+        for r in (small, huge)
+    }
     # walk-2019 takes one step per page skipped, whatever the bvec size
     assert v["walk-2019", 12] == [0] + [o // PAGE_SIZE for o in offsets[1:]]
     assert v["walk-2019", 21] == v["walk-2019", 12]
@@ -412,32 +435,35 @@ def test_bug_count_2019(po):
     mem, m, reg = make_buffer(10 * PAGE_SIZE, po)
     off, ln = 2 * PAGE_SIZE + 100, 3 * PAGE_SIZE
     good = io_import_fixed(ITER_DEST, reg, reg.addr + off, ln, seek="shift-2019")
-    bad = io_import_fixed(ITER_DEST, reg, reg.addr + off, ln, seek="shift-2019",
-                          bugs=("count-2019",))
+    bad = io_import_fixed(
+        ITER_DEST, reg, reg.addr + off, ln, seek="shift-2019", bugs=("count-2019",)
+    )
     assert good.count == ln
     assert bad.count == ln - po
-    assert state(good)[1:3] == state(bad)[1:3]    # position right, count wrong
-    assert bad.copy_to_iter(b"\x01" * ln) == ln - po   # the short read Aleix Roca Nonell saw
+    assert state(good)[1:3] == state(bad)[1:3]  # position right, count wrong
+    assert bad.copy_to_iter(b"\x01" * ln) == ln - po  # the short read Aleix Roca Nonell saw
     # page-aligned buffers never showed it
     _, _, aligned = make_buffer(10 * PAGE_SIZE, 0)
-    it = io_import_fixed(ITER_DEST, aligned, aligned.addr + off, ln, seek="shift-2019",
-                         bugs=("count-2019",))
+    it = io_import_fixed(
+        ITER_DEST, aligned, aligned.addr + off, ln, seek="shift-2019", bugs=("count-2019",)
+    )
     assert it.count == ln
 
 
 def test_bug_count_2019_wrap_is_clamped_inside_the_buffer():
     """A read shorter than the missing bytes made the 2019 count wrap below zero;
     the model clamps it to what the segments hold: the copy stays in the buffer."""
-    mem, m, reg = make_buffer(6 * PAGE_SIZE, 3584)   # first bvec 512 bytes: 3584 missing
+    mem, m, reg = make_buffer(6 * PAGE_SIZE, 3584)  # first bvec 512 bytes: 3584 missing
     off, ln = PAGE_SIZE + 100, 1000
-    bad = io_import_fixed(ITER_DEST, reg, reg.addr + off, ln, seek="shift-2019",
-                          bugs=("count-2019",))
-    assert bad.count == reg.length - off           # wrapped, clamped to the capacity
+    bad = io_import_fixed(
+        ITER_DEST, reg, reg.addr + off, ln, seek="shift-2019", bugs=("count-2019",)
+    )
+    assert bad.count == reg.length - off  # wrapped, clamped to the capacity
     assert bad.copy_to_iter(b"\x07" * (10 * PAGE_SIZE)) == reg.length - off
     start = reg.addr - m.addr
-    assert not m.array[:start + off].any()
-    assert (m.array[start + off:start + reg.length] == 7).all()
-    assert not m.array[start + reg.length:].any()  # the guard after the buffer
+    assert not m.array[: start + off].any()
+    assert (m.array[start + off : start + reg.length] == 7).all()
+    assert not m.array[start + reg.length :].any()  # the guard after the buffer
 
 
 def test_bug_off_by_one_2023():
@@ -447,16 +473,15 @@ def test_bug_off_by_one_2023():
         mem, m, reg = make_buffer(8 << fs, po, folio_shift=fs)
         off = reg.first_len
         good = io_import_fixed(ITER_DEST, reg, reg.addr + off, PAGE_SIZE)
-        bad = io_import_fixed(ITER_DEST, reg, reg.addr + off, PAGE_SIZE,
-                              bugs=("off-by-one-2023",))
+        bad = io_import_fixed(ITER_DEST, reg, reg.addr + off, PAGE_SIZE, bugs=("off-by-one-2023",))
         assert (good.seg_index, good.iov_offset) == (1, 0)
         assert good.iovec() == (reg.addr + off, PAGE_SIZE)
         assert (bad.seg_index, bad.iov_offset) == (0, reg.first_len)
-        assert bad.iovec()[1] == 0                     # the zero-length bvec
+        assert bad.iovec()[1] == 0  # the zero-length bvec
         assert bad.nr_segs == good.nr_segs + 1
         # bytes still land in the right place
         assert bad.copy_to_iter(b"\x09" * PAGE_SIZE) == PAGE_SIZE
-        assert (reg.view()[off:off + PAGE_SIZE] == 9).all()
+        assert (reg.view()[off : off + PAGE_SIZE] == 9).all()
         # any other offset is unaffected
         for o in (off - 1, off + 1):
             a = io_import_fixed(ITER_DEST, reg, reg.addr + o, 10)
@@ -477,7 +502,7 @@ def test_buggy_seeks_never_leave_the_buffer(bug, seek):
             it = io_import_fixed(ITER_DEST, reg, reg.addr + off, ln, seek=seek, bugs=(bug,))
             n = it.copy_to_iter(b"\xff" * (reg.length + 2 * PAGE_SIZE))
             assert n <= reg.length - off
-            assert not m.array[:start].any() and not m.array[start + reg.length:].any()
+            assert not m.array[:start].any() and not m.array[start + reg.length :].any()
 
 
 # ---- timing kernels: logic only (no clock in pass/fail) ------------------------------------
@@ -486,12 +511,12 @@ def test_buggy_seeks_never_leave_the_buffer(bug, seek):
 def test_timing_kernels_run_and_validate():
     mem, m, reg = make_buffer(8 * PAGE_SIZE, 0)
     for s in SEEK_NAMES:
-        assert labkit.fixed.time_fixed_seek(reg, 4 * PAGE_SIZE, 100, s, 10) > 0
-        assert labkit.fixed.time_fixed_submit(reg, 4 * PAGE_SIZE, 100, s, 10) > 0
-    assert (reg.view()[4 * PAGE_SIZE:4 * PAGE_SIZE + 100] == 0xA5).all()
+        assert timers.time_fixed_seek(reg, 4 * PAGE_SIZE, 100, s, 10) > 0
+        assert timers.time_fixed_submit(reg, 4 * PAGE_SIZE, 100, s, 10) > 0
+    assert (reg.view()[4 * PAGE_SIZE : 4 * PAGE_SIZE + 100] == 0xA5).all()
     with pytest.raises(OSError):
-        labkit.fixed.time_fixed_seek(reg, reg.length, 1, "shift", 10)
-    assert labkit.fixed.time_read_syscall(1, 10) > 0
+        timers.time_fixed_seek(reg, reg.length, 1, "shift", 10)
+    assert live.read_syscall_ns(length=1, iters=10, batches=1) > 0
 
 
 # ---- experiment helpers: logic on synthetic data ------------------------------------------
@@ -499,23 +524,26 @@ def test_timing_kernels_run_and_validate():
 
 def test_composed_ratio_ci_logic():
     f = [100.0] * 9
-    point, lo, hi = labkit.fixed.composed_ratio_ci(f, [300.0] * 9, [100.0] * 9)
+    point, lo, hi = fixed_seek.composed_ratio_ci(f, [300.0] * 9, [100.0] * 9)
     assert point == lo == hi == 2.0
     rng = np.random.default_rng(1)
-    point, lo, hi = labkit.fixed.composed_ratio_ci(rng.normal(100, 5, 50),
-                                                   rng.normal(900, 30, 50),
-                                                   rng.normal(100, 5, 50))
+    point, lo, hi = fixed_seek.composed_ratio_ci(
+        rng.normal(100, 5, 50), rng.normal(900, 30, 50), rng.normal(100, 5, 50)
+    )
     assert lo < point < hi and lo < 5.0 < hi
     with pytest.raises(ValueError):
-        labkit.fixed.composed_ratio_ci([], [1.0], [1.0])
+        fixed_seek.composed_ratio_ci([], [1.0], [1.0])
 
 
 def test_fit_ns_per_page_recovers_a_known_slope():
     import pandas as pd
 
-    rows = [{"variant": "walk-2019", "pages_skipped": p, "ns_per_op": 10 + 3.0 * p + e}
-            for p in (0, 10, 100, 1000, 10000) for e in (-1.0, 0.0, 1.0)]
-    point, lo, hi = labkit.fixed.fit_ns_per_page(pd.DataFrame(rows), min_pages=1, n_boot=200)
+    rows = [
+        {"variant": "walk-2019", "pages_skipped": p, "ns_per_op": 10 + 3.0 * p + e}
+        for p in (0, 10, 100, 1000, 10000)
+        for e in (-1.0, 0.0, 1.0)
+    ]
+    point, lo, hi = fixed_seek.fit_ns_per_page(pd.DataFrame(rows), min_pages=1, n_boot=200)
     assert point == pytest.approx(3.0, rel=1e-6) and lo <= 3.0 <= hi
 
 
@@ -526,16 +554,26 @@ def test_experiment_helpers_with_a_stand_in_runner():
 
     def run(experiment, variants, *, repeats, params=None, **_):
         calls.append((experiment, sorted(variants), params))
-        return pd.DataFrame([{"experiment": experiment, "variant": v, "repeat": r,
-                              "ns_per_op": variants[v](), **(params or {})}
-                             for r in range(repeats) for v in variants])
+        return pd.DataFrame(
+            [
+                {
+                    "experiment": experiment,
+                    "variant": v,
+                    "repeat": r,
+                    "ns_per_op": variants[v](),
+                    **(params or {}),
+                }
+                for r in range(repeats)
+                for v in variants
+            ]
+        )
 
     mem, m, reg = make_buffer(64 * PAGE_SIZE, 0)
-    offs = labkit.fixed.seek_offsets(reg.length)
+    offs = fixed_seek.seek_offsets(reg.length)
     assert offs[0] == 0 and offs[-1] == reg.length - PAGE_SIZE and offs == sorted(set(offs))
-    df = labkit.fixed.seek_cost_experiment(reg, offs[:3], repeats=2, run=run, target_ns=1e4)
+    df = fixed_seek.seek_cost_experiment(reg, offs[:3], repeats=2, run=run, target_ns=1e4)
     assert len(df) == 3 * 4 * 2 and set(df["variant"]) == set(SEEK_NAMES)
     assert list(df["pages_skipped"].unique()) == [o // PAGE_SIZE for o in offs[:3]]
-    sub = labkit.fixed.submission_experiment(reg, repeats=2, run=run, target_ns=1e4)
+    sub = fixed_seek.submission_experiment(reg, repeats=2, run=run, target_ns=1e4)
     assert set(sub["where"]) == {"head", "tail"} and set(sub["seek"]) == set(SEEK_NAMES)
     assert (sub["ns_per_op"] > 0).all()

@@ -65,6 +65,7 @@ def unmapped_address(mem):
 
 # ---- readv01 / writev01: zero vectors, empty vectors ------------------------------------
 
+
 @pytest.mark.parametrize("kernel", ["6.3", "6.4"])
 def test_zero_segments_give_an_empty_iovec_iterator(mem, kernel):
     it = labkit.import_iovec(ITER_DEST, [], mem, kernel=kernel)
@@ -79,12 +80,12 @@ def test_readv01_one_chunk_then_two_null_vectors(mem, buf, kernel):
     assert state(it) == ("IOVEC", CHUNK, 0, 3, 0)
     assert it.copy_to_iter(b"\x42" * 1000) == CHUNK
     assert (buf.array[:CHUNK] == 0x42).all() and buf.array[CHUNK] == 0
-    assert state(it) == ("IOVEC", 0, 0, 2, 1)   # a copy stops on the next (empty) segment
+    assert state(it) == ("IOVEC", 0, 0, 2, 1)  # a copy stops on the next (empty) segment
 
 
 def test_writev01_block7_chunk_empty_and_null_vectors(mem, buf):
     arr = buf.array
-    arr[12 * CHUNK:13 * CHUNK] = 7
+    arr[12 * CHUNK : 13 * CHUNK] = 7
     vecs = [(buf.addr + 12 * CHUNK, CHUNK), (buf.addr + 13 * CHUNK, 0), (0, 0), (0, 0)]
     it = labkit.import_iovec(ITER_SOURCE, vecs, mem)
     assert it.count == CHUNK
@@ -96,7 +97,7 @@ def test_zero_length_segment_with_bad_address_is_accepted_and_skipped(mem, buf):
     vecs = [(buf.addr, 10), (bad, 0), (-1, 0), (2**64 - 1, 0), (2**70, 0), (buf.addr + 100, 10)]
     it = labkit.import_iovec(ITER_DEST, vecs, mem)
     assert state(it) == ("IOVEC", 20, 0, 6, 0)
-    it.advance(10)                                   # steps over the four empty segments
+    it.advance(10)  # steps over the four empty segments
     assert state(it) == ("IOVEC", 10, 0, 1, 5)
     it.revert(10)
     assert it.copy_to_iter(b"\x01" * 20) == 20
@@ -105,6 +106,7 @@ def test_zero_length_segment_with_bad_address_is_accepted_and_skipped(mem, buf):
 
 
 # ---- readv02 / writev01: EINVAL --------------------------------------------------------
+
 
 @pytest.mark.parametrize("kernel", ["6.3", "6.4"])
 @pytest.mark.parametrize("length", [-1, -CHUNK, 2**63, 2**64 - 1])
@@ -143,6 +145,7 @@ def test_uio_maxiov_segments_are_accepted(mem, buf):
 
 # ---- EFAULT --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kernel", ["6.3", "6.4"])
 def test_bad_address_is_efault_naming_the_segment(mem, buf, kernel):
     bad = unmapped_address(mem)
@@ -176,10 +179,12 @@ def test_segment_running_off_the_end_of_a_mapping_is_efault(mem, buf):
 
 def test_import_ubuf_and_single_range_efault(mem, buf):
     bad = unmapped_address(mem)
-    for call in (lambda: labkit.import_ubuf(ITER_DEST, bad, 10, mem),
-                 lambda: labkit.import_single_range(ITER_DEST, bad, 10, mem, kernel="6.3"),
-                 lambda: labkit.import_single_range(ITER_DEST, bad, 10, mem, kernel="6.4"),
-                 lambda: labkit.import_ubuf(ITER_DEST, buf.addr, buf.size + 1, mem)):
+    for call in (
+        lambda: labkit.import_ubuf(ITER_DEST, bad, 10, mem),
+        lambda: labkit.import_single_range(ITER_DEST, bad, 10, mem, kernel="6.3"),
+        lambda: labkit.import_single_range(ITER_DEST, bad, 10, mem, kernel="6.4"),
+        lambda: labkit.import_ubuf(ITER_DEST, buf.addr, buf.size + 1, mem),
+    ):
         with pytest.raises(OSError) as exc:
             call()
         assert exc.value.errno == errno.EFAULT
@@ -189,10 +194,21 @@ def test_import_ubuf_and_single_range_efault(mem, buf):
 
 # ---- UIO_FASTIOV: 8 segments on the stack, more allocated --------------------------------
 
-@pytest.mark.parametrize("nsegs,fast_segs,heap", [
-    (2, 8, False), (8, 8, False), (9, 8, True), (20, 8, True),
-    (9, 16, False), (16, 16, False), (17, 16, True), (2, 0, True), (2, 1, True),
-])
+
+@pytest.mark.parametrize(
+    "nsegs,fast_segs,heap",
+    [
+        (2, 8, False),
+        (8, 8, False),
+        (9, 8, True),
+        (20, 8, True),
+        (9, 16, False),
+        (16, 16, False),
+        (17, 16, True),
+        (2, 0, True),
+        (2, 1, True),
+    ],
+)
 def test_heap_iovecs_past_fast_segs(mem, buf, nsegs, fast_segs, heap):
     vecs = [(buf.addr + 100 * k, 10) for k in range(nsegs)]
     it = labkit.import_iovec(ITER_DEST, vecs, mem, fast_segs=fast_segs)
@@ -200,7 +216,7 @@ def test_heap_iovecs_past_fast_segs(mem, buf, nsegs, fast_segs, heap):
     assert state(it) == ("IOVEC", 10 * nsegs, 0, nsegs, 0)
     assert it.copy_to_iter(bytes(range(1, 10 * nsegs + 1))) == 10 * nsegs
     for k in range(nsegs):
-        assert bytes(buf.array[100 * k:100 * k + 10]) == bytes(range(10 * k + 1, 10 * k + 11))
+        assert bytes(buf.array[100 * k : 100 * k + 10]) == bytes(range(10 * k + 1, 10 * k + 11))
 
 
 def test_single_segment_allocates_nothing_on_6_4_but_does_on_6_3_with_no_fast_slots(mem, buf):
@@ -217,6 +233,7 @@ def test_fast_segs_out_of_range(mem, buf, fast_segs):
 
 # ---- MAX_RW_COUNT -------------------------------------------------------------------------
 
+
 def test_max_rw_count_value():
     assert MAX_RW_COUNT == 0x7FFFF000 == (2**31 - 1) & ~(PAGE - 1)
 
@@ -228,7 +245,7 @@ def test_readv02_three_gib_vectors_are_clamped_to_max_rw_count(big):
     assert state(it) == ("IOVEC", MAX_RW_COUNT, 0, 3, 0)
     assert it.iovec() == (m.addr, GIB)
     it.advance(GIB)
-    assert it.iovec() == (m.addr + CHUNK, MAX_RW_COUNT - GIB)   # the second one is cut
+    assert it.iovec() == (m.addr + CHUNK, MAX_RW_COUNT - GIB)  # the second one is cut
     it.advance(MAX_RW_COUNT - GIB)
     # the third was cut to 0: advance steps over it, past the end
     assert state(it) == ("IOVEC", 0, 0, 0, 3)
@@ -240,8 +257,10 @@ def test_one_segment_longer_than_max_rw_count_is_clamped(big, kernel, kind):
     it = labkit.import_iovec(ITER_DEST, [(m.addr, m.size)], mem, kernel=kernel)
     assert it.iter_type == kind and it.count == MAX_RW_COUNT
     assert it.iovec() == (m.addr, MAX_RW_COUNT)
-    for single in (labkit.import_single_range(ITER_DEST, m.addr, m.size, mem, kernel=kernel),
-                   labkit.import_ubuf(ITER_DEST, m.addr, m.size, mem)):
+    for single in (
+        labkit.import_single_range(ITER_DEST, m.addr, m.size, mem, kernel=kernel),
+        labkit.import_ubuf(ITER_DEST, m.addr, m.size, mem),
+    ):
         assert single.count == MAX_RW_COUNT
 
 
@@ -249,7 +268,7 @@ def test_import_ubuf_clamps_before_it_checks_import_iovec_checks_the_whole_segme
     # import_ubuf() clamps the length, then calls access_ok(); __import_iovec()
     # calls access_ok() on each segment's full length, then clamps the total.
     mem, m = big
-    too_long = m.size + GIB          # runs past the mapping, but its first 2 GiB are mapped
+    too_long = m.size + GIB  # runs past the mapping, but its first 2 GiB are mapped
     assert labkit.import_ubuf(ITER_DEST, m.addr, too_long, mem).count == MAX_RW_COUNT
     assert labkit.import_iovec(ITER_DEST, [(m.addr, too_long)], mem).count == MAX_RW_COUNT
     with pytest.raises(OSError, match="segment 0") as exc:
@@ -267,10 +286,20 @@ def test_import_ubuf_negative_length_wraps_and_is_clamped(big):
 
 # ---- UBUF vs IOVEC per kernel --------------------------------------------------------------
 
-@pytest.mark.parametrize("kernel,kind", [
-    ("6.3", "IOVEC"), ("6.4", "UBUF"), ("6.12", "UBUF"), ("5.15", "IOVEC"), ("7.0", "UBUF"),
-    ((6, 3), "IOVEC"), ((6, 4), "UBUF"), (6.4, "UBUF"),
-])
+
+@pytest.mark.parametrize(
+    "kernel,kind",
+    [
+        ("6.3", "IOVEC"),
+        ("6.4", "UBUF"),
+        ("6.12", "UBUF"),
+        ("5.15", "IOVEC"),
+        ("7.0", "UBUF"),
+        ((6, 3), "IOVEC"),
+        ((6, 4), "UBUF"),
+        (6.4, "UBUF"),
+    ],
+)
 def test_single_segment_import_per_kernel(mem, buf, kernel, kind):
     it = labkit.import_iovec(ITER_DEST, [(buf.addr + 5, 100)], mem, kernel=kernel)
     assert (it.iter_type, it.count, it.nr_segs, it.user_backed) == (kind, 100, 1, True)
@@ -283,8 +312,7 @@ def test_single_segment_import_per_kernel(mem, buf, kernel, kind):
 
 @pytest.mark.parametrize("kernel", ["6.3", "6.4"])
 def test_two_segments_stay_iovec(mem, buf, kernel):
-    it = labkit.import_iovec(ITER_DEST, [(buf.addr, 100), (buf.addr + 200, 0)], mem,
-                             kernel=kernel)
+    it = labkit.import_iovec(ITER_DEST, [(buf.addr, 100), (buf.addr + 200, 0)], mem, kernel=kernel)
     assert state(it) == ("IOVEC", 100, 0, 2, 0)
 
 
@@ -305,22 +333,23 @@ def test_ubuf_and_iovec_move_the_same_bytes(mem, buf):
         it.revert(50)
         out.append((it.copy_from_iter(5000), it.count, it.iov_offset))
     want = bytes(arr[57:3007])
-    assert out[0] == (want, 0, 0)      # IOVEC: the copy ended the segment, offset 0 past it
-    assert out[1] == (want, 0, 3000)   # UBUF: the offset into its one buffer
+    assert out[0] == (want, 0, 0)  # IOVEC: the copy ended the segment, offset 0 past it
+    assert out[1] == (want, 0, 3000)  # UBUF: the offset into its one buffer
 
 
 # ---- copies after unmap fault short ------------------------------------------------------
+
 
 def test_copy_after_unmap_faults_short(mem):
     a, b = mem.map(PAGE), mem.map(PAGE)
     it = labkit.import_iovec(ITER_DEST, [(a.addr, 100), (b.addr, 100)], mem)
     mem.unmap(b)
-    assert it.copy_to_iter(b"\x05" * 200) == 100       # stops where the fault is
+    assert it.copy_to_iter(b"\x05" * 200) == 100  # stops where the fault is
     assert state(it) == ("IOVEC", 100, 0, 1, 1)
     assert (a.array[:100] == 5).all()
-    assert it.copy_to_iter(b"\x05" * 100) == 0         # still faulting: nothing moves
+    assert it.copy_to_iter(b"\x05" * 100) == 0  # still faulting: nothing moves
     assert state(it) == ("IOVEC", 100, 0, 1, 1)
-    assert not b.array.any()                           # the unmapped memory was never written
+    assert not b.array.any()  # the unmapped memory was never written
 
 
 @pytest.mark.parametrize("kernel", ["6.3", "6.4"])
@@ -349,6 +378,7 @@ def test_unmap_twice_and_foreign_mapping(mem):
 
 
 # ---- direction --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kernel", ["6.3", "6.4"])
 def test_imported_iterators_check_the_direction(mem, buf, kernel):
@@ -379,10 +409,23 @@ def test_direction_constants():
 
 # ---- kernel_era and argument types --------------------------------------------------------
 
-@pytest.mark.parametrize("text,era", [
-    ("6.3", 63), ("6.4", 64), ("6.4.0", 64), ("6.12", 64), ("6.10", 64), ("5.19", 63),
-    ("4.20", 63), ("7.0", 64), ((6, 4), 64), ((6, 1), 63), (6.3, 63),
-])
+
+@pytest.mark.parametrize(
+    "text,era",
+    [
+        ("6.3", 63),
+        ("6.4", 64),
+        ("6.4.0", 64),
+        ("6.12", 64),
+        ("6.10", 64),
+        ("5.19", 63),
+        ("4.20", 63),
+        ("7.0", 64),
+        ((6, 4), 64),
+        ((6, 1), 63),
+        (6.3, 63),
+    ],
+)
 def test_kernel_era(text, era):
     assert labkit.kernel_era(text) == era
 
@@ -457,18 +500,30 @@ def waits_for_the_lock(mem, call):
     return waited and done.is_set()
 
 
-@pytest.mark.parametrize("call", [
-    lambda mem, m: labkit.import_iovec(ITER_DEST, [(m.addr, 10), (m.addr + 10, 10)], mem),
-    lambda mem, m: labkit.import_iovec(ITER_DEST, [(m.addr, 10)], mem, kernel="6.3"),
-    lambda mem, m: pytest.raises(OSError, labkit.import_iovec, ITER_DEST,
-                                 [(m.addr, 10), (1, 10)], mem),
-    lambda mem, m: labkit.import_ubuf(ITER_DEST, m.addr, 10, mem),
-    lambda mem, m: labkit.import_single_range(ITER_DEST, m.addr, 10, mem, kernel="6.3"),
-    lambda mem, m: mem.access_ok(m.addr, 10),
-    lambda mem, m: mem.find(m.addr),
-    lambda mem, m: mem.mappings,
-], ids=["iovec", "iovec-6.3", "iovec-efault", "ubuf", "single_range", "access_ok", "find",
-        "mappings"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda mem, m: labkit.import_iovec(ITER_DEST, [(m.addr, 10), (m.addr + 10, 10)], mem),
+        lambda mem, m: labkit.import_iovec(ITER_DEST, [(m.addr, 10)], mem, kernel="6.3"),
+        lambda mem, m: pytest.raises(
+            OSError, labkit.import_iovec, ITER_DEST, [(m.addr, 10), (1, 10)], mem
+        ),
+        lambda mem, m: labkit.import_ubuf(ITER_DEST, m.addr, 10, mem),
+        lambda mem, m: labkit.import_single_range(ITER_DEST, m.addr, 10, mem, kernel="6.3"),
+        lambda mem, m: mem.access_ok(m.addr, 10),
+        lambda mem, m: mem.find(m.addr),
+        lambda mem, m: mem.mappings,
+    ],
+    ids=[
+        "iovec",
+        "iovec-6.3",
+        "iovec-efault",
+        "ubuf",
+        "single_range",
+        "access_ok",
+        "find",
+        "mappings",
+    ],
+)
 def test_address_space_reads_take_the_lock(mem, buf, call):
     assert waits_for_the_lock(mem, lambda: call(mem, buf))
-

@@ -38,11 +38,15 @@ from oracle import (
 import labkit
 from labkit.config import quick_mode
 
-settings.register_profile("full", max_examples=int(os.environ.get("LABKIT_EXAMPLES", 400)),
-                          deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("ci", max_examples=80, deadline=None,
-                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile(
+    "full",
+    max_examples=int(os.environ.get("LABKIT_EXAMPLES", 400)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "ci", max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 PROFILE = settings.get_profile("ci" if quick_mode() else "full")
 
 PAGE = labkit.PAGE_SIZE
@@ -91,16 +95,20 @@ def layouts(draw):
 
 
 def sizes(total: int):
-    return st.one_of(st.integers(0, total + 16), st.just(0), st.just(total),
-                     st.integers(0, 2**64 + 5))
+    return st.one_of(
+        st.integers(0, total + 16), st.just(0), st.just(total), st.integers(0, 2**64 + 5)
+    )
 
 
 @st.composite
 def operations(draw, total: int):
     ops = []
     for _ in range(draw(st.integers(1, 25))):
-        name = draw(st.sampled_from(["advance", "revert", "truncate", "reexpand", "copy",
-                                     "copy_wrong", "zero", "query"]))
+        name = draw(
+            st.sampled_from(
+                ["advance", "revert", "truncate", "reexpand", "copy", "copy_wrong", "zero", "query"]
+            )
+        )
         if name == "revert":
             n = draw(st.one_of(st.integers(0, total + 16), st.just(MAX_RW_COUNT + 1)))
         elif name in ("copy", "copy_wrong", "zero"):
@@ -120,18 +128,18 @@ def build(kind, dest, segs, count, mem, mapping):
     okind = {"IOVEC_IMPORT": "IOVEC", "BVEC_PAGES": "BVEC"}.get(kind, kind)
     if kind == "UBUF":
         o, n = segs[0]
-        it = labkit.IovIter.ubuf(d, arr[o:o + n])
+        it = labkit.IovIter.ubuf(d, arr[o : o + n])
     elif kind == "IOVEC":
-        it = labkit.IovIter.iovec(d, [arr[o:o + n] for o, n in segs], count=count)
+        it = labkit.IovIter.iovec(d, [arr[o : o + n] for o, n in segs], count=count)
     elif kind == "IOVEC_IMPORT":
         it = labkit.import_iovec(d, [(base + o, n) for o, n in segs], mem, kernel="6.3")
     elif kind == "KVEC":
-        it = labkit.IovIter.kvec(d, [arr[o:o + n] for o, n in segs], count=count)
+        it = labkit.IovIter.kvec(d, [arr[o : o + n] for o, n in segs], count=count)
     elif kind == "BVEC":
         # one folio: the whole 3-page arena is the page_buf, bv_offset may pass a page
         it = labkit.IovIter.bvec(d, [(arr, o, n) for o, n in segs], count=count)
     elif kind == "BVEC_PAGES":
-        bv = [(arr[o // PAGE * PAGE:o // PAGE * PAGE + PAGE], o % PAGE, n) for o, n in segs]
+        bv = [(arr[o // PAGE * PAGE : o // PAGE * PAGE + PAGE], o % PAGE, n) for o, n in segs]
         it = labkit.IovIter.bvec(d, bv, count=count)
         oseg = [Seg(base + o, n, o % PAGE) for o, n in segs]
     else:
@@ -145,8 +153,9 @@ def snapshot(it):
 
 
 def check_memory(mapping, oracle):
-    expected = np.fromiter((oracle.memory[mapping.addr + k] for k in range(ARENA)),
-                           dtype=np.uint8, count=ARENA)
+    expected = np.fromiter(
+        (oracle.memory[mapping.addr + k] for k in range(ARENA)), dtype=np.uint8, count=ARENA
+    )
     bad = np.nonzero(mapping.array != expected)[0]
     assert bad.size == 0, f"memory differs at arena offsets {bad[:10].tolist()}"
 
@@ -340,14 +349,24 @@ def build_folio_iter(kind, dest, layout, mapping, rng):
         queue.append(folio_view(mapping, off, order))
     for g in cleared:
         queue.clear(g // FOLIOQ_NR_SLOTS, g % FOLIOQ_NR_SLOTS)
-    slots = [(None if g in cleared else off, PAGE << order)
-             for g, (order, off) in enumerate(zip(orders, offsets, strict=True))]
+    slots = [
+        (None if g in cleared else off, PAGE << order)
+        for g, (order, off) in enumerate(zip(orders, offsets, strict=True))
+    ]
     first = seg * FOLIOQ_NR_SLOTS + slot
     capacity = sum(size for _, size in slots[first:]) - offset
     count = int(rng.integers(0, max(capacity, 0) + 1))
     it = labkit.IovIter.folio_queue(d, queue, slot, offset, count, segment=seg)
-    orc = FolioqOracle(slots, queue.nr_segments, first, offset, count, dest, memory,
-                       at_slot_31=slot == FOLIOQ_NR_SLOTS)
+    orc = FolioqOracle(
+        slots,
+        queue.nr_segments,
+        first,
+        offset,
+        count,
+        dest,
+        memory,
+        at_slot_31=slot == FOLIOQ_NR_SLOTS,
+    )
     return it, queue, orc
 
 
@@ -376,12 +395,22 @@ def test_folio_types_match_oracle(folio_arena, data):
     assert it.iter_type == kind
     assert folio_snapshot(it, container) == folio_expected(orc), "after construction"
     span = max(it.count, 1) + 2 * PAGE
-    names = ["advance", "revert", "truncate", "reexpand", "copy", "copy_wrong", "zero",
-             "query", "extract"]
+    names = [
+        "advance",
+        "revert",
+        "truncate",
+        "reexpand",
+        "copy",
+        "copy_wrong",
+        "zero",
+        "query",
+        "extract",
+    ]
     for step in range(data.draw(st.integers(1, 20), label="steps")):
         name = data.draw(st.sampled_from(names), label=f"op {step}")
-        n = data.draw(st.one_of(st.integers(0, span), st.just(0), st.just(it.count)),
-                      label=f"n {step}")
+        n = data.draw(
+            st.one_of(st.integers(0, span), st.just(0), st.just(it.count)), label=f"n {step}"
+        )
         where = f"step {step}: {name}({n}) on {it!r}"
         before = folio_snapshot(it, container)
         if name == "query":

@@ -48,7 +48,7 @@ SEGS = [(4090, 10), (5000, 0), (8192, 20), (9000, 0), (9100, 0), (12278, 30)]
 
 
 def vec(kind, direction, m, segs=SEGS, count=None):
-    bufs = [m.array[o:o + n] for o, n in segs]
+    bufs = [m.array[o : o + n] for o, n in segs]
     make = IovIter.iovec if kind == "IOVEC" else IovIter.kvec
     return make(direction, bufs, count=count)
 
@@ -64,8 +64,14 @@ def test_vec_construction(kind, mapping):
     assert it.user_backed == (kind == "IOVEC")
     assert state(it) == (60, 0, 6, 0)
     assert repr(it) == f"IovIter({kind}, ITER_DEST, count=60, iov_offset=0, nr_segs=6, seg=0)"
-    assert it.state() == {"type": kind, "direction": "DEST", "count": 60, "iov_offset": 0,
-                          "nr_segs": 6, "seg": 0}
+    assert it.state() == {
+        "type": kind,
+        "direction": "DEST",
+        "count": 60,
+        "iov_offset": 0,
+        "nr_segs": 6,
+        "seg": 0,
+    }
     assert vec(kind, ITER_SOURCE, mapping).direction == ITER_SOURCE
 
 
@@ -81,11 +87,11 @@ def test_vec_advance_inside_a_segment(kind, mapping):
 @vec_kinds
 def test_vec_advance_steps_over_trailing_empty_segments(kind, mapping):
     it = vec(kind, ITER_DEST, mapping)
-    it.advance(10)          # size 10: seg 0 done (10 < 10 is false), seg 1 (0) stepped, seg 2 holds
+    it.advance(10)  # size 10: seg 0 done (10 < 10 is false), seg 1 (0) stepped, seg 2 holds
     assert state(it) == (50, 0, 4, 2)
-    it.advance(20)          # seg 2 done, segs 3 and 4 (empty) stepped, stops on seg 5
+    it.advance(20)  # seg 2 done, segs 3 and 4 (empty) stepped, stops on seg 5
     assert state(it) == (30, 0, 1, 5)
-    it.advance(30)          # everything consumed: past the last segment
+    it.advance(30)  # everything consumed: past the last segment
     assert state(it) == (0, 0, 0, 6)
 
 
@@ -93,9 +99,9 @@ def test_vec_advance_steps_over_trailing_empty_segments(kind, mapping):
 def test_vec_copy_stops_on_the_next_segment_without_skipping_empties(kind, mapping):
     it = vec(kind, ITER_DEST, mapping)
     assert it.copy_to_iter(bytes(10)) == 10
-    assert state(it) == (50, 0, 5, 1)      # on empty seg 1, not seg 2 as advance(10) gives
+    assert state(it) == (50, 0, 5, 1)  # on empty seg 1, not seg 2 as advance(10) gives
     assert it.copy_to_iter(bytes(20)) == 20
-    assert state(it) == (30, 0, 3, 3)      # on empty seg 3, not seg 5 as advance gives
+    assert state(it) == (30, 0, 3, 3)  # on empty seg 3, not seg 5 as advance gives
     # advance(0) with bytes left re-runs the walk: it steps over the empty segments
     it.advance(0)
     assert state(it) == (30, 0, 1, 5)
@@ -113,18 +119,18 @@ def test_vec_copy_and_advance_reach_the_same_state_at_the_very_end(kind, mapping
 @vec_kinds
 def test_vec_copy_skips_leading_empty_segments(kind, mapping):
     it = vec(kind, ITER_DEST, mapping)
-    it.copy_to_iter(bytes(10))             # now on empty seg 1
+    it.copy_to_iter(bytes(10))  # now on empty seg 1
     assert it.copy_to_iter(b"\x07" * 5) == 5
-    assert state(it) == (45, 5, 4, 2)      # seg 1 stepped over, 5 bytes into seg 2
+    assert state(it) == (45, 5, 4, 2)  # seg 1 stepped over, 5 bytes into seg 2
     assert bytes(mapping.array[8192:8198]) == b"\x07" * 5 + b"\x00"
 
 
 @vec_kinds
 def test_vec_advance_does_nothing_when_count_is_zero(kind, mapping):
     it = vec(kind, ITER_DEST, mapping)
-    it.copy_to_iter(bytes(10))             # on empty seg 1
+    it.copy_to_iter(bytes(10))  # on empty seg 1
     it.truncate(0)
-    it.advance(0)                          # count 0: the kernel returns at once
+    it.advance(0)  # count 0: the kernel returns at once
     it.advance(7)
     assert state(it) == (0, 0, 5, 1)
 
@@ -136,30 +142,30 @@ def test_vec_advance_clamps_to_count(kind, mapping):
     assert state(it) == (0, 0, 0, 6)
     t = vec(kind, ITER_DEST, mapping)
     t.truncate(10)
-    t.advance(25)                          # clamped to 10; the walk lands on seg 2
+    t.advance(25)  # clamped to 10; the walk lands on seg 2
     assert state(t) == (0, 0, 4, 2)
 
 
 @vec_kinds
 def test_vec_revert(kind, mapping):
     it = vec(kind, ITER_DEST, mapping)
-    it.advance(30)                         # seg 5, offset 0
-    it.revert(20)                          # back over empty segs 4, 3 into seg 2: 20 <= 20
+    it.advance(30)  # seg 5, offset 0
+    it.revert(20)  # back over empty segs 4, 3 into seg 2: 20 <= 20
     assert state(it) == (50, 0, 4, 2)
-    it.revert(5)                           # back over empty seg 1 into seg 0 at 10 - 5
+    it.revert(5)  # back over empty seg 1 into seg 0 at 10 - 5
     assert state(it) == (55, 5, 6, 0)
-    it.revert(5)                           # unroll <= iov_offset: stays in seg 0
+    it.revert(5)  # unroll <= iov_offset: stays in seg 0
     assert state(it) == (60, 0, 6, 0)
 
 
 @vec_kinds
 def test_vec_revert_within_and_across_a_segment(kind, mapping):
     it = vec(kind, ITER_DEST, mapping)
-    it.advance(15)                         # seg 2, offset 5
+    it.advance(15)  # seg 2, offset 5
     assert state(it) == (45, 5, 4, 2)
     it.revert(5)
-    assert state(it) == (50, 0, 4, 2)      # stays on seg 2
-    it.revert(1)                           # back over empty seg 1: seg 0 at 10 - 1
+    assert state(it) == (50, 0, 4, 2)  # stays on seg 2
+    it.revert(1)  # back over empty seg 1: seg 0 at 10 - 1
     assert state(it) == (51, 9, 6, 0)
 
 
@@ -185,7 +191,7 @@ def test_vec_revert_past_the_start_is_refused_and_changes_nothing(kind, mapping)
         it.revert(61)
     assert state(it) == (0, 0, 0, 6)
     it.advance(0)
-    it.revert(0)                           # a zero revert is a no-op
+    it.revert(0)  # a zero revert is a no-op
     assert state(it) == (0, 0, 0, 6)
     with pytest.raises(IterMisuseError, match="MAX_RW_COUNT"):
         it.revert(labkit.MAX_RW_COUNT + 1)
@@ -194,19 +200,19 @@ def test_vec_revert_past_the_start_is_refused_and_changes_nothing(kind, mapping)
 
 def test_revert_past_the_start_behind_leading_empty_segments(mapping):
     it = IovIter.kvec(ITER_DEST, [mapping.array[0:0], mapping.array[0:0], mapping.array[0:8]])
-    it.advance(3)                          # empty segs 0 and 1 stepped: seg 2, offset 3
+    it.advance(3)  # empty segs 0 and 1 stepped: seg 2, offset 3
     assert state(it) == (5, 3, 1, 2)
     with pytest.raises(IterMisuseError):
         it.revert(4)
     assert state(it) == (5, 3, 1, 2)
-    it.revert(3)                           # unroll <= iov_offset: stays on seg 2
+    it.revert(3)  # unroll <= iov_offset: stays on seg 2
     assert state(it) == (8, 0, 1, 2)
 
 
 @vec_kinds
 def test_vec_truncate_and_reexpand(kind, mapping):
     it = vec(kind, ITER_DEST, mapping)
-    it.truncate(100)                       # larger than count: no effect
+    it.truncate(100)  # larger than count: no effect
     assert it.count == 60
     it.truncate(25)
     assert state(it) == (25, 0, 6, 0)
@@ -215,7 +221,7 @@ def test_vec_truncate_and_reexpand(kind, mapping):
     with pytest.raises(IterMisuseError, match="reexpand"):
         it.reexpand(61)
     assert it.count == 60
-    it.advance(15)                         # 45 bytes left in the segments
+    it.advance(15)  # 45 bytes left in the segments
     it.truncate(3)
     it.reexpand(45)
     assert state(it) == (45, 5, 4, 2)
@@ -230,7 +236,7 @@ def test_vec_initial_count_below_the_segments(kind, mapping):
     assert state(it) == (12, 0, 6, 0)
     assert it.copy_to_iter(b"\x01" * 20) == 12
     assert state(it) == (0, 2, 4, 2)
-    it.reexpand(48)                        # capacity from here: 60 - 12
+    it.reexpand(48)  # capacity from here: 60 - 12
     assert it.count == 48
     with pytest.raises(ValueError, match="exceeds"):
         vec(kind, ITER_DEST, mapping, count=61)
@@ -242,14 +248,14 @@ def test_vec_single_seg_count(kind, mapping):
     assert it.single_seg_count() == 10
     it.advance(5)
     assert it.single_seg_count() == 5
-    it.copy_to_iter(bytes(5))              # on empty seg 1, 5 segments left
+    it.copy_to_iter(bytes(5))  # on empty seg 1, 5 segments left
     assert it.single_seg_count() == 0
-    it.advance(0)                          # seg 2
+    it.advance(0)  # seg 2
     assert it.single_seg_count() == 20
     it.truncate(3)
     assert it.single_seg_count() == 3
     it.reexpand(50)
-    it.advance(20)                         # seg 5 is the last: nr_segs 1 gives count
+    it.advance(20)  # seg 5 is the last: nr_segs 1 gives count
     assert it.nr_segs == 1
     assert it.single_seg_count() == 30
 
@@ -266,16 +272,16 @@ def test_vec_copy_to_iter_writes_the_segments_only(kind, mapping):
     assert bytes(arr[12278:12308]) == data[30:60]
     untouched = np.ones(arr.size, bool)
     for o, n in SEGS:
-        untouched[o:o + n] = False
+        untouched[o : o + n] = False
     assert not arr[untouched].any()
-    assert it.copy_to_iter(b"more") == 0   # count 0
+    assert it.copy_to_iter(b"more") == 0  # count 0
 
 
 @vec_kinds
 def test_vec_copy_from_iter(kind, mapping):
     arr = mapping.array
     arr[:] = np.arange(arr.size) % 251
-    expect = b"".join(bytes(arr[o:o + n]) for o, n in SEGS)
+    expect = b"".join(bytes(arr[o : o + n]) for o, n in SEGS)
     it = vec(kind, ITER_SOURCE, mapping)
     assert it.copy_from_iter(7) == expect[:7]
     assert state(it) == (53, 7, 6, 0)
@@ -319,12 +325,12 @@ def test_vec_alignment(kind, mapping):
     base = mapping.addr
     it = vec(kind, ITER_DEST, mapping)
     assert it.alignment() == (base + 4090) | 10 | (base + 8192) | 20 | (base + 12278) | 30
-    it.truncate(12)                        # seg 0 whole, then 2 bytes of seg 2
+    it.truncate(12)  # seg 0 whole, then 2 bytes of seg 2
     assert it.alignment() == (base + 4090) | 10 | (base + 8192) | 2
     it.reexpand(60)
     it.advance(12)
     assert it.alignment() == (base + 8194) | 18 | (base + 12278) | 30
-    it.copy_to_iter(bytes(18))             # on empty seg 3
+    it.copy_to_iter(bytes(18))  # on empty seg 3
     it.truncate(0)
     # count 0: the kernel's do { } while (size) looks at the (empty) current segment only
     assert it.alignment() == 0
@@ -340,12 +346,12 @@ def test_vec_current_segment(kind, mapping):
     it.truncate(2)
     assert it.iovec() == (base + 4095, 2)
     it.reexpand(55)
-    it.copy_to_iter(bytes(5))              # empty seg 1
+    it.copy_to_iter(bytes(5))  # empty seg 1
     assert it.iovec()[1] == 0
     it.advance(0)
     assert it.iovec() == (base + 8192, 20)
     it.advance(100)
-    assert it.iovec() == (0, 0)            # no segment left
+    assert it.iovec() == (0, 0)  # no segment left
 
 
 def test_iovec_name_is_constructor_on_the_class_and_accessor_on_an_instance(mapping):
@@ -375,8 +381,9 @@ def test_no_segments(kind):
 
 # ---- UBUF ------------------------------------------------------------------------
 
+
 def ubuf(direction, m, start=4000, length=200):
-    return IovIter.ubuf(direction, m.array[start:start + length])
+    return IovIter.ubuf(direction, m.array[start : start + length])
 
 
 def test_ubuf_construction(mapping):
@@ -394,7 +401,7 @@ def test_ubuf_advance_revert(mapping):
     assert state(it) == (200, 0, 1, 0)
     it.advance(10**9)
     assert state(it) == (0, 200, 1, 0)
-    it.revert(200)                         # back to the start
+    it.revert(200)  # back to the start
     assert state(it) == (200, 0, 1, 0)
 
 
@@ -438,11 +445,11 @@ def test_ubuf_copies(mapping):
 
 def test_ubuf_queries(mapping):
     base = mapping.addr
-    it = ubuf(ITER_DEST, mapping)          # [4000, 4200): pages 0 and 1
+    it = ubuf(ITER_DEST, mapping)  # [4000, 4200): pages 0 and 1
     assert it.iovec() == (base + 4000, 200)
     assert it.npages(10) == 2 and it.npages(1) == 1
     assert it.alignment() == (base + 4000) | 200
-    it.advance(96)                         # [4096, 4200): page 1 only
+    it.advance(96)  # [4096, 4200): page 1 only
     assert it.iovec() == (base + 4096, 104)
     assert it.npages(10) == 1
     assert it.alignment() == (base + 4096) | 104
@@ -459,11 +466,15 @@ def test_ubuf_queries(mapping):
 #   bvec 3: folio, bv_offset 12200, 200 bytes: crosses the page 2/3 boundary inside the folio
 # total 450 bytes.
 
+
 def bvecs(direction, m, count=None):
-    folio = m.array[:4 * PAGE]
-    page2 = m.array[2 * PAGE:3 * PAGE]
-    return IovIter.bvec(direction, [(folio, 4000, 200), (folio, 5000, 0), (page2, 100, 50),
-                                    (folio, 12200, 200)], count=count)
+    folio = m.array[: 4 * PAGE]
+    page2 = m.array[2 * PAGE : 3 * PAGE]
+    return IovIter.bvec(
+        direction,
+        [(folio, 4000, 200), (folio, 5000, 0), (page2, 100, 50), (folio, 12200, 200)],
+        count=count,
+    )
 
 
 def test_bvec_construction(mapping):
@@ -474,14 +485,14 @@ def test_bvec_construction(mapping):
 
 def test_bvec_advance_versus_copy(mapping):
     a = bvecs(ITER_DEST, mapping)
-    a.advance(200)                          # bvec 0 done, empty bvec 1 stepped
+    a.advance(200)  # bvec 0 done, empty bvec 1 stepped
     assert state(a) == (250, 0, 2, 2)
     b = bvecs(ITER_DEST, mapping)
     assert b.copy_to_iter(bytes(200)) == 200
-    assert state(b) == (250, 0, 3, 1)       # stops on the empty bvec 1
+    assert state(b) == (250, 0, 3, 1)  # stops on the empty bvec 1
     b.advance(0)
     assert state(b) == (250, 0, 2, 2)
-    a.advance(50)                           # bvec 2 done: on bvec 3
+    a.advance(50)  # bvec 2 done: on bvec 3
     assert state(a) == (200, 0, 1, 3)
     a.advance(200)
     assert state(a) == (0, 0, 0, 4)
@@ -504,11 +515,11 @@ def test_bvec_copy_through_a_multipage_folio(mapping):
 
 def test_bvec_revert(mapping):
     it = bvecs(ITER_DEST, mapping)
-    it.advance(260)                         # 10 bytes into bvec 3
+    it.advance(260)  # 10 bytes into bvec 3
     assert state(it) == (190, 10, 1, 3)
-    it.revert(60)                           # into bvec 2 (50): 50 <= 50 -> offset 0
+    it.revert(60)  # into bvec 2 (50): 50 <= 50 -> offset 0
     assert state(it) == (250, 0, 2, 2)
-    it.revert(1)                            # over the empty bvec 1 into bvec 0
+    it.revert(1)  # over the empty bvec 1 into bvec 0
     assert state(it) == (251, 199, 4, 0)
     it.revert(199)
     assert state(it) == (450, 0, 4, 0)
@@ -536,7 +547,7 @@ def test_bvec_zero(mapping):
     arr[:] = 0xAA
     it = bvecs(ITER_DEST, mapping)
     it.advance(150)
-    assert it.zero(100) == 100               # 50 of bvec 0, 50 of bvec 2
+    assert it.zero(100) == 100  # 50 of bvec 0, 50 of bvec 2
     assert not arr[4150:4200].any() and not arr[8292:8342].any()
     assert arr[4149] == 0xAA and arr[8342] == 0xAA and arr[12200] == 0xAA
 
@@ -549,12 +560,12 @@ def test_bvec_npages_and_alignment(mapping):
     assert it.npages(4) == 4
     # iov_iter_alignment_bvec ORs bv_offset + skip and the length of every bvec met
     assert it.alignment() == 4000 | 200 | 5000 | 0 | 100 | 50 | 12200 | 200
-    it.advance(210)                          # 10 bytes into bvec 2
+    it.advance(210)  # 10 bytes into bvec 2
     assert it.npages(100) == 3
     assert it.alignment() == 110 | 40 | 12200 | 200
     it.truncate(0)
     assert it.npages(100) == 0
-    assert it.alignment() == 110             # do { } while (size): the current bvec only
+    assert it.alignment() == 110  # do { } while (size): the current bvec only
 
 
 def test_bvec_current_segment(mapping):
@@ -581,6 +592,7 @@ def test_bvec_checks_its_table():
 
 # ---- DISCARD -----------------------------------------------------------------------
 
+
 def test_discard():
     it = IovIter.discard(ITER_DEST, 100)
     assert it.iter_type == "DISCARD" and not it.user_backed
@@ -597,12 +609,12 @@ def test_discard():
         it.iovec()
     it.advance(1000)
     assert it.count == 0
-    it.revert(50)                            # the kernel only adds to count for DISCARD
+    it.revert(50)  # the kernel only adds to count for DISCARD
     assert state(it) == (50, 0, 0, 0)
     with pytest.raises(IterMisuseError):
         it.revert(labkit.MAX_RW_COUNT + 1)
     it.truncate(5)
-    it.reexpand(10**6)                       # DISCARD has no memory to overrun
+    it.reexpand(10**6)  # DISCARD has no memory to overrun
     assert it.count == 10**6
 
 
@@ -625,9 +637,14 @@ def test_discard_is_a_destination_only():
 
 # ---- direction misuse --------------------------------------------------------------
 
+
 def all_kinds(direction, m):
-    return [vec("IOVEC", direction, m), vec("KVEC", direction, m), ubuf(direction, m),
-            bvecs(direction, m)]
+    return [
+        vec("IOVEC", direction, m),
+        vec("KVEC", direction, m),
+        ubuf(direction, m),
+        bvecs(direction, m),
+    ]
 
 
 def test_copy_against_the_direction_is_refused(mapping):
@@ -664,5 +681,6 @@ def test_source_accepts_read_only_buffers_destination_does_not():
 def test_iterator_keeps_its_buffers_alive():
     it = IovIter.kvec(ITER_DEST, [bytearray(8), bytearray(8)])
     import gc
+
     gc.collect()
     assert it.copy_to_iter(b"x" * 16) == 16

@@ -86,17 +86,20 @@ def expected_copy_to(offsets):
 def expected_copy_from(offsets):
     """Expected scratch after copy_from_iter out of a pattern(i)-filled buffer."""
     image = np.zeros(BUFSIZE, np.uint8)
-    image[:offsets.size] = pattern(offsets)
+    image[: offsets.size] = pattern(offsets)
     return image
 
 
 def assert_same_image(got: np.ndarray, want: np.ndarray) -> None:
     bad = np.nonzero(got != want)[0]
-    assert bad.size == 0, (f"{bad.size} bytes differ, first at i={bad[0]:#x}: "
-                           f"got {got[bad[0]]:#x}, want {want[bad[0]]:#x}")
+    assert bad.size == 0, (
+        f"{bad.size} bytes differ, first at i={bad[0]:#x}: "
+        f"got {got[bad[0]]:#x}, want {want[bad[0]]:#x}"
+    )
 
 
 # ---- iterator builders, one per type --------------------------------------------
+
 
 def load_kvec(direction, buf):
     return IovIter.kvec(direction, [buf.array[a:b] for a, b in KVEC_RANGES])
@@ -119,7 +122,7 @@ def load_bvec(direction, buf, merge: bool):
         else:
             table.append([page, a, b - a])
         can_merge = page + b // PAGE if b % PAGE == 0 else None
-    bv = [(buf.array[p * PAGE:], off, length) for p, off, length in table]
+    bv = [(buf.array[p * PAGE :], off, length) for p, off, length in table]
     return IovIter.bvec(direction, bv), len(table)
 
 
@@ -128,6 +131,7 @@ def import_ranges(direction, mem, buf, ranges):
 
 
 # ---- KVEC and BVEC, as the kernel runs them ---------------------------------------
+
 
 def run_copy_to(it, buffer, scratch, nsegs):
     scratch.array[:] = pattern(np.arange(BUFSIZE))
@@ -187,6 +191,7 @@ def test_copy_from_bvec(buffers, merge):
 
 # ---- the same ranges over IOVEC (imported user memory) ------------------------------
 
+
 def bvec_as_ranges():
     return [(p * PAGE + a, p * PAGE + b) for p, a, b in BVEC_RANGES]
 
@@ -196,7 +201,7 @@ def test_copy_to_iovec(mem, buffers, table):
     buffer, scratch = buffers
     ranges = KVEC_RANGES if table == "kvec" else bvec_as_ranges()
     it = import_ranges(ITER_DEST, mem, buffer, ranges)
-    assert it.iter_type == "IOVEC" and not it.heap_iovecs   # 8 segments fit on the stack
+    assert it.iter_type == "IOVEC" and not it.heap_iovecs  # 8 segments fit on the stack
     offsets = kvec_byte_offsets() if table == "kvec" else bvec_byte_offsets()
     assert run_copy_to(it, buffer, scratch, len(ranges)) == offsets.size
     assert_same_image(buffer.array, expected_copy_to(offsets))
@@ -216,6 +221,7 @@ def test_copy_from_iovec(mem, buffers, table):
 #
 # As the kernel's folioq and xarray cases: an iterator over the whole buffer
 # with count = to, advanced by from, then a copy of to - from bytes.
+
 
 def per_range_iterators(kind, direction, mem, buffer):
     """Yield (range, iterator positioned at its start) for every KVEC range."""
@@ -249,7 +255,7 @@ def test_copy_to_one_range_at_a_time(mem, buffers, kind):
     done = 0
     for (a, b), it in per_range_iterators(kind, ITER_DEST, mem, buffer):
         size = b - a
-        assert it.copy_to_iter(scratch.array[done:done + size]) == size
+        assert it.copy_to_iter(scratch.array[done : done + size]) == size
         assert it.count == 0
         assert it.iov_offset == expected_offset(kind, b), (a, b)
         done += size
@@ -265,7 +271,7 @@ def test_copy_from_one_range_at_a_time(mem, buffers, kind):
         got = it.copy_from_iter(b - a)
         assert len(got) == b - a and it.count == 0
         assert it.iov_offset == expected_offset(kind, b), (a, b)
-        scratch.array[done:done + len(got)] = np.frombuffer(got, np.uint8)
+        scratch.array[done : done + len(got)] = np.frombuffer(got, np.uint8)
         done += len(got)
     assert_same_image(scratch.array, expected_copy_from(kvec_byte_offsets()))
 

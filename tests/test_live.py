@@ -15,6 +15,8 @@ import time
 import pytest
 
 from labkit import live
+from labkit.core import memory
+from labkit.experiments import fixed_seek, live_kernel
 
 PROBE = live.probe()
 needs_uring = pytest.mark.skipif(not PROBE["available"], reason=PROBE["reason"] or "no io_uring")
@@ -60,8 +62,10 @@ def test_probe_shape():
         assert info["setup_errno"] == 0
         assert all(info["ops"].values())
     else:
-        assert not (info["setup_errno"] == 0 and all(info["ops"].values())) or \
-            "LABKIT_LIVE_URING" in info["reason"]
+        assert (
+            not (info["setup_errno"] == 0 and all(info["ops"].values()))
+            or "LABKIT_LIVE_URING" in info["reason"]
+        )
 
 
 def test_probe_can_be_switched_off(monkeypatch):
@@ -142,8 +146,9 @@ def test_syscall_short_read_is_eio(pattern):
     assert exc.value.errno == errno.EIO
 
 
-@pytest.mark.parametrize("kwargs", [{"length": 0}, {"iters": 0}, {"offset": -2},
-                                    {"length": 1 << 40}])
+@pytest.mark.parametrize(
+    "kwargs", [{"length": 0}, {"iters": 0}, {"offset": -2}, {"length": 1 << 40}]
+)
 def test_syscall_bad_sizes_are_einval(kwargs, zero_fd):
     with pytest.raises(OSError) as exc:
         live.syscall_ns("read", zero_fd, **{"iters": 10, **kwargs})
@@ -165,8 +170,13 @@ def test_read_syscall_ns_fallback():
 def test_ring_reads_the_pattern(ring):
     ring.register_buffer(4 << 20)
     result = live.verify_uring(ring, LEN)
-    assert result == {"read": True, "readv1": True, "readv_empty": True, "readv_split": True,
-                      "read_fixed_head_tail": True}, result
+    assert result == {
+        "read": True,
+        "readv1": True,
+        "readv_empty": True,
+        "readv_split": True,
+        "read_fixed_head_tail": True,
+    }, result
 
 
 @pytest.mark.parametrize("op", ["read", "readv1", "readv_empty", "readv_split"])
@@ -212,11 +222,11 @@ def test_register_buffer_sizes(ring):
         ring.register_buffer(0)
     assert exc.value.errno == errno.EINVAL
     with pytest.raises(OSError) as exc:  # the kernel caps a registered buffer at 1 GiB
-        ring.register_buffer(live.MAX_REGISTERED_BUFFER + live.PAGE_SIZE)
+        ring.register_buffer(live.MAX_REGISTERED_BUFFER + memory.PAGE_SIZE)
     assert exc.value.errno == errno.EFAULT
-    ring.register_buffer(live.PAGE_SIZE)
+    ring.register_buffer(memory.PAGE_SIZE)
     with pytest.raises(OSError) as exc:
-        ring.register_buffer(live.PAGE_SIZE)
+        ring.register_buffer(memory.PAGE_SIZE)
     assert exc.value.errno == errno.EBUSY
 
 
@@ -333,14 +343,23 @@ def test_qd1_and_peak_loops(ring, zero_fd):
 
 def test_peak_checks_every_completion(ring, pattern):
     with pytest.raises(OSError) as exc:  # reads at end of file are short
-        ring.peak("read", pattern.fd, offset=pattern.size - 100, depth=4, submit_batch=2,
-                  complete_batch=2, ios=100)
+        ring.peak(
+            "read",
+            pattern.fd,
+            offset=pattern.size - 100,
+            depth=4,
+            submit_batch=2,
+            complete_batch=2,
+            ios=100,
+        )
     assert exc.value.errno == errno.EIO
     assert ring.submit("read", pattern.fd, 8) == 8  # the ring recovers
 
 
-@pytest.mark.parametrize("kwargs", [{"depth": 17}, {"depth": 4, "submit_batch": 5},
-                                    {"depth": 4, "complete_batch": 0}, {"ios": 0}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"depth": 17}, {"depth": 4, "submit_batch": 5}, {"depth": 4, "complete_batch": 0}, {"ios": 0}],
+)
 def test_peak_bad_parameters_are_einval(ring, zero_fd, kwargs):
     args = {"depth": 4, "submit_batch": 2, "complete_batch": 2, "ios": 10, **kwargs}
     with pytest.raises(OSError) as exc:
@@ -368,8 +387,10 @@ def test_registered_ring_fd(zero_fd):
 
 @needs_uring
 def test_read_fixed_roundtrip_for_notebook_2():
-    head = live.read_fixed_roundtrip_ns(buffer_size=1 << 20, iters=50, batches=2)
-    tail = live.read_fixed_roundtrip_ns(buffer_size=1 << 20, where="tail", iters=50, batches=2)
+    head = fixed_seek.read_fixed_roundtrip_ns(buffer_size=1 << 20, iters=50, batches=2)
+    tail = fixed_seek.read_fixed_roundtrip_ns(
+        buffer_size=1 << 20, where="tail", iters=50, batches=2
+    )
     assert head > 0 and tail > 0
 
 
@@ -377,18 +398,17 @@ def test_read_fixed_roundtrip_for_notebook_2():
 
 
 def test_runners_give_tidy_rows():
-    pytest.importorskip("labkit.bench")
-    df = live.run_syscalls("tmpfs", iters=50, repeats=2, warmup=0)
+    df = live_kernel.run_syscalls("tmpfs", iters=50, repeats=2, warmup=0)
     assert len(df) == 2 * len(live.SYSCALL_VARIANTS)
     assert set(df["variant"]) == set(live.SYSCALL_VARIANTS)
     assert set(df["target"]) == {"tmpfs"} and set(df["bytes"]) == {LEN}
     if not PROBE["available"]:
         pytest.skip(PROBE["reason"])
-    df = live.run_uring_qd1("zero", ops=("read", "readv1"), iters=20, repeats=2, warmup=0)
+    df = live_kernel.run_uring_qd1("zero", ops=("read", "readv1"), iters=20, repeats=2, warmup=0)
     assert sorted(df["variant"]) == ["read", "read", "readv1", "readv1"]
-    df = live.run_fixed_head_tail(size=1 << 20, iters=20, repeats=2, warmup=0)
-    assert set(df["pages_skipped"]) == {(1 << 20) // live.PAGE_SIZE - 1}
-    df = live.run_peak(ops=("read",), depths=(1, 4), ios=64, repeats=2, warmup=1)
+    df = live_kernel.run_fixed_head_tail(size=1 << 20, iters=20, repeats=2, warmup=0)
+    assert set(df["pages_skipped"]) == {(1 << 20) // memory.PAGE_SIZE - 1}
+    df = live_kernel.run_peak(ops=("read",), depths=(1, 4), ios=64, repeats=2, warmup=1)
     assert len(df) == 4
     assert sorted(set(df["depth"])) == [1, 4]
     assert (df.loc[df["depth"] == 1, "ios_per_enter"] <= 1).all()
@@ -437,6 +457,7 @@ def test_close_from_another_thread_waits_for_the_running_batch():
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-c", CLOSE_WHILE_RUNNING], capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", CLOSE_WHILE_RUNNING], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-3000:]

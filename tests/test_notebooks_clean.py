@@ -33,7 +33,8 @@ def test_valid_and_executed_in_order(nb_path):
     counts = [c.execution_count for c in code_cells(nb)]
     assert counts and all(counts), f"{nb_path.name}: not every code cell was executed"
     assert counts == sorted(counts) and len(set(counts)) == len(counts), (
-        f"{nb_path.name}: cells were not executed top to bottom in one run: {counts}")
+        f"{nb_path.name}: cells were not executed top to bottom in one run: {counts}"
+    )
 
 
 def test_no_stderr_and_no_errors(nb_path):
@@ -42,7 +43,8 @@ def test_no_stderr_and_no_errors(nb_path):
         for out in cell.get("outputs", []):
             assert out.get("output_type") != "error", f"{nb_path.name} code cell {k}: error"
             assert not (out.get("output_type") == "stream" and out.get("name") == "stderr"), (
-                f"{nb_path.name} code cell {k}: stderr output: {out.get('text', '')[:200]!r}")
+                f"{nb_path.name} code cell {k}: stderr output: {out.get('text', '')[:200]!r}"
+            )
 
 
 def test_no_absolute_paths(nb_path):
@@ -55,7 +57,8 @@ def test_parameters_cell_first(nb_path):
     nb = nbformat.read(nb_path, as_version=4)
     first = code_cells(nb)[0]
     assert "parameters" in first.metadata.get("tags", []), (
-        f"{nb_path.name}: the first code cell must be tagged 'parameters'")
+        f"{nb_path.name}: the first code cell must be tagged 'parameters'"
+    )
     assert re.search(r"^QUICK\s*=\s*None\b", first.source, re.M), first.source
     assert any("quick_mode(QUICK)" in c.source for c in code_cells(nb))
 

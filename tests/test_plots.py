@@ -9,13 +9,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from labkit import plots  # noqa: E402
+from labkit.report import plots  # noqa: E402
 
 
 def test_fit_power_law_recovers_slope():
     x = np.array([1, 10, 100, 1000.0])
-    fit = plots.fit_power_law(x, 3 * x ** 0.5)
-    assert fit.slope == pytest.approx(0.5) and 10 ** fit.intercept == pytest.approx(3)
+    fit = plots.fit_power_law(x, 3 * x**0.5)
+    assert fit.slope == pytest.approx(0.5) and 10**fit.intercept == pytest.approx(3)
     assert fit.predict([100]) == pytest.approx([30])
     with pytest.raises(ValueError):
         plots.fit_power_law([1, 1], [2, 3])
@@ -25,11 +25,17 @@ def test_fit_power_law_recovers_slope():
 
 def test_cost_vs_size_log_axes_labels_and_fits():
     sizes = [64, 4096, 65536, 1 << 20]
-    df = pd.DataFrame([{"size": s, "ns": 0.02 * s * f, "kind": k, "rep": r}
-                       for s in sizes for k, f in (("copy", 1.0), ("walk", 0.5))
-                       for r in range(3)])
-    ax, fits = plots.cost_vs_size(df, x="size", y="ns", group="kind", xlabel="size (bytes)",
-                                  ylabel="time (ns)")
+    df = pd.DataFrame(
+        [
+            {"size": s, "ns": 0.02 * s * f, "kind": k, "rep": r}
+            for s in sizes
+            for k, f in (("copy", 1.0), ("walk", 0.5))
+            for r in range(3)
+        ]
+    )
+    ax, fits = plots.cost_vs_size(
+        df, x="size", y="ns", group="kind", xlabel="size (bytes)", ylabel="time (ns)"
+    )
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert ax.get_xlabel() == "size (bytes)" and ax.get_ylabel() == "time (ns)"
     assert set(fits) == {"copy", "walk"}
@@ -41,8 +47,14 @@ def test_cost_vs_size_log_axes_labels_and_fits():
 
 
 def test_ours_vs_published_bars_intervals_and_points():
-    ours = pd.DataFrame({"label": ["head", "tail"], "median": [100.0, 200.0],
-                         "ci_low": [90.0, 180.0], "ci_high": [110.0, 230.0]})
+    ours = pd.DataFrame(
+        {
+            "label": ["head", "tail"],
+            "median": [100.0, 200.0],
+            "ci_low": [90.0, 180.0],
+            "ci_high": [110.0, 230.0],
+        }
+    )
     pub = pd.DataFrame({"label": ["head", "tail", "tail"], "value": [120.0, 210.0, 220.0]})
     with plots.style():
         fig, ax = plt.subplots()

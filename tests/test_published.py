@@ -28,8 +28,12 @@ def test_r1_matches_seed():
     text = seed("2019-io_uring-fixed-buffer-seek.txt")
     found = re.findall(r"reading to the (start|end) of the buffer:\s+(\d+) ns", text)
     assert len(found) == 4
-    expect = {("before", "head"): int(found[0][1]), ("before", "tail"): int(found[1][1]),
-              ("after", "head"): int(found[2][1]), ("after", "tail"): int(found[3][1])}
+    expect = {
+        ("before", "head"): int(found[0][1]),
+        ("before", "tail"): int(found[1][1]),
+        ("after", "head"): int(found[2][1]),
+        ("after", "tail"): int(found[3][1]),
+    }
     df = published.load("R1")
     times = df[df["unit"] == "ns"]
     got = {(r.variant, r.position): r.ns_per_op for r in times.itertuples()}
@@ -54,8 +58,11 @@ def test_r2_matches_seed():
     assert "10M 4k reads" in text
     assert set(df["calls"]) == {10_000_000} and set(df["bytes_per_call"]) == {4096}
     assert df["ns_per_call"].tolist() == pytest.approx([s * 100 for _, s in secs])
-    usr_sys = re.findall(r"usr time\s+([\d.]+) (millis|secs).*\n"
-                         r"\s+sys time\s+([\d.]+) (millis|secs)", text)
+    usr_sys = re.findall(
+        r"usr time\s+([\d.]+) (millis|secs).*\n"
+        r"\s+sys time\s+([\d.]+) (millis|secs)",
+        text,
+    )
 
     def secs_of(v, unit):
         return float(v) / (1000 if unit == "millis" else 1)
@@ -77,7 +84,7 @@ def test_r3_matches_seed():
     assert df["ios_per_call_done"].tolist() == [int(s[2]) for s in samples]
     assert df["ios_per_call_reaped"].tolist() == [int(s[3]) for s in samples]
     assert "24 drives" in text and set(df["drives"]) == {24}
-    gain = (df[df.variant == "after"]["value"].mean() / df[df.variant == "before"]["value"].mean())
+    gain = df[df.variant == "after"]["value"].mean() / df[df.variant == "before"]["value"].mean()
     assert 1.05 < gain < 1.07  # "about +5.8%" in the design brief
 
 

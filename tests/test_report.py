@@ -15,7 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from labkit import report, reproduce  # noqa: E402
+from labkit import report  # noqa: E402
+from labkit.report import reproduce  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -25,19 +26,52 @@ def _no_env(monkeypatch):
 
 
 def fake_rows(out: Path) -> None:
-    report.record("R2", "readv(1) gain", published=3.0, model=2.1, live=None, unit="%",
-                  verdict="consistent", reason="model gain is a share of the published call",
-                  out=out)
-    report.record("R1", "tail/head ratio", published=755, model=812.5, live=1.04, unit="x",
-                  verdict="reproduced", reason="walk-2019 at the tail of 1 GiB", out=out)
-    report.record("R3", "READV IOPS gain", published="+5.8%", model=float("nan"), live=None,
-                  verdict="not measured", reason="no NVMe array here " * 5, out=out)
+    report.record(
+        "R2",
+        "readv(1) gain",
+        published=3.0,
+        model=2.1,
+        live=None,
+        unit="%",
+        verdict="consistent",
+        reason="model gain is a share of the published call",
+        out=out,
+    )
+    report.record(
+        "R1",
+        "tail/head ratio",
+        published=755,
+        model=812.5,
+        live=1.04,
+        unit="x",
+        verdict="reproduced",
+        reason="walk-2019 at the tail of 1 GiB",
+        out=out,
+    )
+    report.record(
+        "R3",
+        "READV IOPS gain",
+        published="+5.8%",
+        model=float("nan"),
+        live=None,
+        verdict="not measured",
+        reason="no NVMe array here " * 5,
+        out=out,
+    )
 
 
 def test_record_writes_one_json_row_per_quantity(tmp_path, monkeypatch):
     monkeypatch.setenv("LABKIT_NOTEBOOK", "02-fixed-buffer-seek.ipynb")
-    row = report.record("R1", "tail/head ratio", published=755, model=800, unit="x",
-                        verdict="reproduced", reason="first", out=tmp_path)
+    row = report.record(
+        "R1",
+        "tail/head ratio",
+        published=755,
+        model=800,
+        unit="x",
+        verdict="reproduced",
+        reason="first",
+        out=tmp_path,
+    )
     files = list((tmp_path / "summary").glob("*.json"))
     assert len(files) == 1
     on_disk = json.loads(files[0].read_text())
@@ -45,8 +79,14 @@ def test_record_writes_one_json_row_per_quantity(tmp_path, monkeypatch):
     assert (row["published"], row["model"], row["live"]) == (755.0, 800.0, None)
     assert row["notebook"] == "02-fixed-buffer-seek.ipynb"
     # the same quantity again replaces its row
-    report.record("R1", "tail/head ratio", model=900, verdict="differs (explained)",
-                  reason="second", out=tmp_path)
+    report.record(
+        "R1",
+        "tail/head ratio",
+        model=900,
+        verdict="differs (explained)",
+        reason="second",
+        out=tmp_path,
+    )
     df = report.summary_table(tmp_path)
     assert len(df) == 1 and df.iloc[0].model == 900.0 and df.iloc[0].reason == "second"
 
@@ -91,8 +131,15 @@ def test_format_summary_from_fake_rows(tmp_path):
     fake_rows(tmp_path)
     text = report.format_summary(report.summary_table(tmp_path), width=30)
     lines = text.splitlines()
-    assert lines[0].split() == ["result", "quantity", "published", "model", "live", "verdict",
-                                "reason"]
+    assert lines[0].split() == [
+        "result",
+        "quantity",
+        "published",
+        "model",
+        "live",
+        "verdict",
+        "reason",
+    ]
     assert set(lines[1]) <= {"-", " "}
     r1 = next(line for line in lines if line.startswith("R1"))
     assert "755 x" in r1 and "812.5 x" in r1 and "1.04 x" in r1 and "reproduced" in r1
@@ -103,21 +150,45 @@ def test_format_summary_from_fake_rows(tmp_path):
     assert report.format_summary(pd.DataFrame(columns=report.COLUMNS)) == "(no results recorded)"
 
 
-@pytest.mark.parametrize("value, shown", [(None, "-"), (math.nan, "-"), (1039879, "1,039,879"),
-                                          (3.96, "3.96"), (1e-5, "1e-05"), (72.54e6, "72,540,000"),
-                                          (1377.4, "1,377"), (0.86, "0.86"),
-                                          ("n/a", "n/a")])
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (None, "-"),
+        (math.nan, "-"),
+        (1039879, "1,039,879"),
+        (3.96, "3.96"),
+        (1e-5, "1e-05"),
+        (72.54e6, "72,540,000"),
+        (1377.4, "1,377"),
+        (0.86, "0.86"),
+        ("n/a", "n/a"),
+    ],
+)
 def test_format_figure(value, shown):
     assert report.format_figure(value) == shown
 
 
 def test_print_reproduction_with_fake_rows(tmp_path, capsys):
     fake_rows(tmp_path)
-    rep = reproduce.Reproduction(out=tmp_path, quick=True, seconds=12.5, runs=[
-        reproduce.NotebookRun("01-a.ipynb", "ran", 3.0, "h1"),
-        reproduce.NotebookRun("02-b.ipynb", "skipped", 4.0, "h2"),
-        reproduce.NotebookRun("03-c.ipynb", "failed", 1.0, "h3", cell=5, exec_count=4,
-                              error="ValueError: bad", source="x = f(1)")])
+    rep = reproduce.Reproduction(
+        out=tmp_path,
+        quick=True,
+        seconds=12.5,
+        runs=[
+            reproduce.NotebookRun("01-a.ipynb", "ran", 3.0, "h1"),
+            reproduce.NotebookRun("02-b.ipynb", "skipped", 4.0, "h2"),
+            reproduce.NotebookRun(
+                "03-c.ipynb",
+                "failed",
+                1.0,
+                "h3",
+                cell=5,
+                exec_count=4,
+                error="ValueError: bad",
+                source="x = f(1)",
+            ),
+        ],
+    )
     rep.summary = report.summary_table(tmp_path)
     out = io.StringIO()
     reproduce.print_reproduction(rep, out)
@@ -134,8 +205,9 @@ def test_index_html_lists_rows_notebooks_and_figures(tmp_path):
     fake_rows(tmp_path)
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "r1-cost.png").write_bytes(b"\x89PNG")
-    rep = reproduce.Reproduction(out=tmp_path, quick=False, runs=[
-        reproduce.NotebookRun("02-fixed.ipynb", "ran", 3.0, "h")])
+    rep = reproduce.Reproduction(
+        out=tmp_path, quick=False, runs=[reproduce.NotebookRun("02-fixed.ipynb", "ran", 3.0, "h")]
+    )
     rep.summary = report.summary_table(tmp_path)
     page = reproduce._index_html(rep)
     assert "full mode" in page and "html/02-fixed.html" in page

@@ -9,7 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from labkit import cli, reproduce
+from labkit import cli
+from labkit.report import reproduce
 
 PARAMS = "QUICK = None"
 
@@ -17,8 +18,11 @@ PARAMS = "QUICK = None"
 def make_notebook(path: Path, *cells: str) -> Path:
     """A notebook whose first code cell is the tagged parameters cell, then ``cells``."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     p = nbformat.v4.new_code_cell(PARAMS)
     p.metadata["tags"] = ["parameters"]
     nb.cells = [nbformat.v4.new_markdown_cell("# a test notebook"), p]
@@ -43,9 +47,11 @@ def nbset(tmp_path_factory):
     folder = tmp_path_factory.mktemp("nbs")
     (folder / "cwd-check.txt").write_text("the notebooks dir is the cwd")
     make_notebook(folder / "01-good.ipynb", *GOOD)
-    make_notebook(folder / "02-second.ipynb",
-                  "from labkit import report\nreport.record('T2', 'gain', published='3%', "
-                  "model=2.9, live=3.1, unit='%', verdict='consistent', reason='second')")
+    make_notebook(
+        folder / "02-second.ipynb",
+        "from labkit import report\nreport.record('T2', 'gain', published='3%', "
+        "model=2.9, live=3.1, unit='%', verdict='consistent', reason='second')",
+    )
     make_notebook(folder / "notes.ipynb", "raise SystemExit('not numbered: never run')")
     return folder
 
@@ -68,8 +74,13 @@ def test_runs_numbered_notebooks_in_order_and_writes_outputs(first_run):
         assert all(c.execution_count for c in codes)
         injected = [c for c in codes if "injected-parameters" in c.metadata.get("tags", [])]
         assert injected and "QUICK = True" in injected[0].source
-        assert (out / "html" / f"{name}.html").read_text().lstrip().lower().startswith(
-            "<!doctype html")
+        assert (
+            (out / "html" / f"{name}.html")
+            .read_text()
+            .lstrip()
+            .lower()
+            .startswith("<!doctype html")
+        )
     first = nbformat.read(out / "notebooks" / "01-good.ipynb", as_version=4)
     assert "quick True" in first.cells[3].outputs[0]["text"]
     assert {p.name for p in (out / "figures").iterdir()} == {"t1-line.png", "t1-line.svg"}
@@ -82,7 +93,12 @@ def test_summary_table_gathers_the_notebooks_rows(first_run):
     assert list(rep.summary["result"]) == ["T1", "T2"]
     t1 = rep.summary.iloc[0]
     assert (t1.published, t1.model, t1.verdict, t1.notebook, t1.quick) == (
-        42.0, 41.5, "reproduced", "01-good.ipynb", True)
+        42.0,
+        41.5,
+        "reproduced",
+        "01-good.ipynb",
+        True,
+    )
     assert rep.summary.iloc[1].published == "3%"
     text = (out / "summary.txt").read_text()
     assert "T1" in text and "reproduced" in text and "a test row" in text
@@ -95,10 +111,21 @@ def test_second_run_skips_and_force_reruns(first_run, nbset, capsys):
     assert [r.status for r in again.runs] == ["skipped", "skipped"]
     assert list(again.summary["result"]) == ["T1", "T2"]
     # full mode is different parameters: not the same run
-    assert reproduce.run_hash(nbset / "01-good.ipynb", {"QUICK": True}) != \
-        reproduce.run_hash(nbset / "01-good.ipynb", {"QUICK": False})
-    rc = cli.main(["reproduce", "--quick", "--out", str(out), "--notebooks", str(nbset),
-                   "--force", "--no-progress"])
+    assert reproduce.run_hash(nbset / "01-good.ipynb", {"QUICK": True}) != reproduce.run_hash(
+        nbset / "01-good.ipynb", {"QUICK": False}
+    )
+    rc = cli.main(
+        [
+            "reproduce",
+            "--quick",
+            "--out",
+            str(out),
+            "--notebooks",
+            str(nbset),
+            "--force",
+            "--no-progress",
+        ]
+    )
     assert rc == 0
     printed = capsys.readouterr().out
     assert printed.count("  ran ") == 2, printed
@@ -124,8 +151,9 @@ def test_failure_names_the_notebook_and_the_cell(tmp_path, capsys):
     make_notebook(nbs / "01-fine.ipynb", "x = 1")
     make_notebook(nbs / "02-broken.ipynb", "a = 1", "b = 1 / 0  # boom", "c = 3")
     out = tmp_path / "out"
-    rc = cli.main(["reproduce", "--quick", "--out", str(out), "--notebooks", str(nbs),
-                   "--no-progress"])
+    rc = cli.main(
+        ["reproduce", "--quick", "--out", str(out), "--notebooks", str(nbs), "--no-progress"]
+    )
     assert rc == 1
     err = capsys.readouterr().err
     assert "02-broken.ipynb" in err and "ZeroDivisionError" in err
@@ -141,8 +169,17 @@ def test_failure_names_the_notebook_and_the_cell(tmp_path, capsys):
 
 
 def test_no_notebooks_is_a_clear_error(tmp_path, capsys):
-    rc = cli.main(["reproduce", "--quick", "--out", str(tmp_path / "o"),
-                   "--notebooks", str(tmp_path), "--no-progress"])
+    rc = cli.main(
+        [
+            "reproduce",
+            "--quick",
+            "--out",
+            str(tmp_path / "o"),
+            "--notebooks",
+            str(tmp_path),
+            "--no-progress",
+        ]
+    )
     assert rc == 2
     assert "no notebooks" in capsys.readouterr().err
 

@@ -6,15 +6,26 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labkit import bench, results
+from labkit.measure import results, runner
 
-ENV = {"hostname": "hostA", "cpu_model": "Test CPU", "kernel_release": "6.9.0",
-       "quick_mode": True, "labkit_version": "0.1.0", "git_commit": None}
+ENV = {
+    "hostname": "hostA",
+    "cpu_model": "Test CPU",
+    "kernel_release": "6.9.0",
+    "quick_mode": True,
+    "labkit_version": "0.1.0",
+    "git_commit": None,
+}
 
 
 def sample_frame():
-    df = bench.run("exp", {"a": lambda: [0.1, 1 / 3], "b": lambda: 12345.678901234567},
-                   repeats=2, warmup=0, params={"size": 4096, "kind": "ubuf"})
+    df = runner.run(
+        "exp",
+        {"a": lambda: [0.1, 1 / 3], "b": lambda: 12345.678901234567},
+        repeats=2,
+        warmup=0,
+        params={"size": 4096, "kind": "ubuf"},
+    )
     return df
 
 
@@ -45,8 +56,13 @@ def test_same_second_runs_do_not_overwrite(tmp_path):
 def test_merge_across_machines(tmp_path):
     df = sample_frame()
     results.save("exp", df, env=ENV, data_dir=tmp_path / "m1", timestamp="20240101T000000Z")
-    results.save("exp", df, env={**ENV, "hostname": "hostB", "cpu_model": "Other"},
-                 data_dir=tmp_path / "m2", timestamp="20240102T000000Z")
+    results.save(
+        "exp",
+        df,
+        env={**ENV, "hostname": "hostB", "cpu_model": "Other"},
+        data_dir=tmp_path / "m2",
+        timestamp="20240102T000000Z",
+    )
     merged = results.load("exp", [tmp_path / "m1", tmp_path / "m2"])
     assert len(merged) == 2 * len(df)
     assert sorted(set(merged["host"])) == ["hostA", "hostB"]

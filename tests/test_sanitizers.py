@@ -22,13 +22,21 @@ sys.path.insert(0, str(RUNNER.parent))
 from run_sanitized import SKIP, find_libasan  # noqa: E402
 
 
-@pytest.mark.skipif(os.environ.get("LABKIT_UNDER_SANITIZER") == "1",
-                    reason="already running under the sanitized build")
-@pytest.mark.skipif(find_libasan() is None,
-                    reason="gcc or its libasan.so is missing: cannot build the sanitized core")
+@pytest.mark.skipif(
+    os.environ.get("LABKIT_UNDER_SANITIZER") == "1",
+    reason="already running under the sanitized build",
+)
+@pytest.mark.skipif(
+    find_libasan() is None,
+    reason="gcc or its libasan.so is missing: cannot build the sanitized core",
+)
 def test_core_tests_pass_under_asan_and_ubsan(tmp_path):
-    proc = subprocess.run([sys.executable, str(RUNNER), str(tmp_path / "build")],
-                          capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, str(RUNNER), str(tmp_path / "build")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if proc.returncode == SKIP:
         pytest.skip(proc.stderr.strip())
     tail = proc.stdout[-6000:] + "\n--- stderr\n" + proc.stderr[-6000:]

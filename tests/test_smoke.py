@@ -11,8 +11,9 @@ def test_build_is_optimised():
 def test_import_copy_revert_roundtrip():
     mem = labkit.UserMemory()
     m = mem.map(3 * labkit.PAGE_SIZE)
-    it = labkit.import_iovec(labkit.ITER_DEST, [(m.addr, 100), (m.addr + 5000, 0),
-                                                (m.addr + 4096, 200)], mem)
+    it = labkit.import_iovec(
+        labkit.ITER_DEST, [(m.addr, 100), (m.addr + 5000, 0), (m.addr + 4096, 200)], mem
+    )
     assert (it.iter_type, it.count, it.nr_segs) == ("IOVEC", 300, 3)
     assert it.copy_to_iter(bytes(range(250))) == 250
     assert bytes(m.array[:100]) == bytes(range(100))

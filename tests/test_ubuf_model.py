@@ -9,17 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import labkit
-from labkit import ubuf
 from labkit._ffi import lib
-from labkit.ubuf import SyscallModel, UringModel
+from labkit.models import ubuf
+from labkit.models.ubuf import SyscallModel, UringModel
 
 PAGE = labkit.PAGE_SIZE
 
 
 # ---- R2: the import under each era ----------------------------------------------
 
-@pytest.mark.parametrize("kernel, expected", [("6.3", "IOVEC"), ("6.4", "UBUF"),
-                                              ("6.12", "UBUF")])
+
+@pytest.mark.parametrize("kernel, expected", [("6.3", "IOVEC"), ("6.4", "UBUF"), ("6.12", "UBUF")])
 def test_readv_one_segment_type_per_era_matches_core_import(kernel, expected):
     m = SyscallModel("readv", kernel)
     w = m.work(5)
@@ -37,8 +37,7 @@ def test_read_is_always_ubuf_and_reads_no_iovec():
     assert (w.ubuf_iters, w.iovec_iters, w.uvec_bytes_read, w.seg_steps) == (3, 0, 0, 0)
 
 
-@pytest.mark.parametrize("syscall, kernel", [("read", "6.4"), ("readv", "6.3"),
-                                             ("readv", "6.4")])
+@pytest.mark.parametrize("syscall, kernel", [("read", "6.4"), ("readv", "6.3"), ("readv", "6.4")])
 def test_read_zero_really_zeroes_user_memory(syscall, kernel):
     m = SyscallModel(syscall, kernel, size=3 * PAGE + 100)
     m.buffer[:] = 0xFF
@@ -121,6 +120,7 @@ def test_any_segment_list_moves_exactly_its_bytes(segs):
 
 # ---- errors: clear exceptions, no crash -----------------------------------------
 
+
 def test_unmapped_buffer_is_efault():
     m = SyscallModel("readv", "6.4")
     m.mem.unmap(m.data)
@@ -145,7 +145,7 @@ def test_too_many_segments_is_einval():
         SyscallModel("readv", segments=[1] * (labkit.UIO_MAXIOV + 1))
     assert e.value.errno == errno.EINVAL
     m = SyscallModel("readv", segments=[1] * 4)
-    m._args.nr_segs = labkit.UIO_MAXIOV + 1   # the C model checks too
+    m._args.nr_segs = labkit.UIO_MAXIOV + 1  # the C model checks too
     with pytest.raises(OSError) as e:
         m.work(1)
     assert e.value.errno == errno.EINVAL
@@ -174,6 +174,7 @@ def test_bad_arguments_raise():
 
 # ---- R3: the io_uring request model ------------------------------------------
 
+
 def test_defer_every_for():
     assert ubuf.defer_every_for(0) == 0
     assert ubuf.defer_every_for(1) == 1
@@ -197,8 +198,8 @@ def test_uring_deferral_counts(k):
     rw = UringModel("readv-rewrite", defer_every=k).work(n)
     assert (rw.deferred, rw.allocs, rw.frees, rw.iter_bytes_copied) == (d, 0, 0, 0)
     assert (rw.rewritten, rw.ubuf_iters, rw.seg_steps) == (n, n, 0)
-    assert rw.imports == n + d                    # a deferred READ imports again at issue
-    assert rw.iovec_table_bytes == 16 * n          # the patch still imports as IOVEC first
+    assert rw.imports == n + d  # a deferred READ imports again at issue
+    assert rw.iovec_table_bytes == 16 * n  # the patch still imports as IOVEC first
 
     g64 = UringModel("readv-6.4", defer_every=k).work(n)
     assert (g64.allocs, g64.iovec_table_bytes, g64.ubuf_iters) == (d, 0, n)
@@ -226,14 +227,14 @@ def test_defer_alloc_ubuf_models_the_eagain_path():
     rd = UringModel("read", defer_every=k, defer_alloc_ubuf=True).work(n)
     assert (rd.allocs, rd.frees, rd.imports) == (n // k, n // k, n)
     assert rd.iter_bytes_copied == (n // k) * ubuf.ITER_STATE_BYTES
-    assert rd.iovec_table_bytes == 0   # a UBUF iterator has no iovecs to save
+    assert rd.iovec_table_bytes == 0  # a UBUF iterator has no iovecs to save
 
 
 def test_deferred_request_with_allocated_iovecs_frees_everything():
     m = UringModel("readv-iovec", defer_every=2, segments=[100] * 9)
     m.buffer[:] = 1
     w = m.work(6)
-    assert w.allocs == w.frees == 6 + 3      # 6 heap arrays + 3 async states
+    assert w.allocs == w.frees == 6 + 3  # 6 heap arrays + 3 async states
     assert w.iovec_table_bytes == 6 * 9 * 16  # the heap array moves, it is not copied
     assert w.bytes_moved == 6 * 900 and not m.buffer[:900].any()
 
@@ -254,6 +255,7 @@ def test_rewrite_does_not_apply_to_two_segments():
 
 # ---- plumbing for the harness (not timing: only that a batch returns a number) ----
 
+
 def test_batches_return_ns_per_call_and_work_table():
     models = {**ubuf.read_zero_models(proxy=True), **ubuf.uring_models(defer_every=4)}
     for name, fn in ubuf.batches(models, iters=5).items():
@@ -271,10 +273,10 @@ def test_experiment_sets_share_one_data_page_and_table_page():
     mem = labkit.UserMemory()
     models = ubuf.read_zero_models(proxy=True, mem=mem)
     assert all(m.mem is mem for m in models.values())
-    assert len(mem.mappings) == 2                       # one data page, one table page
+    assert len(mem.mappings) == 2  # one data page, one table page
     assert len({m.data.addr for m in models.values()}) == 1
     slots = [m.uvec_addr for m in models.values()]
-    assert len(set(slots)) == len(slots)                # each its own iovec array
+    assert len(set(slots)) == len(slots)  # each its own iovec array
     for m in models.values():
         m.buffer[:] = 0xFF
         assert m.work(1).bytes_moved == PAGE and not m.buffer.any()
@@ -296,10 +298,14 @@ def test_shared_memory_refuses_what_does_not_fit():
 
 
 @pytest.mark.parametrize("call", [lambda m: m.work(3), lambda m: m.time(10)], ids=["work", "time"])
-@pytest.mark.parametrize("make", [
-    lambda mem: SyscallModel("readv", "6.3", segments=[64, 64], mem=mem),
-    lambda mem: UringModel("readv-iovec", mem=mem),
-], ids=["syscall", "uring"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda mem: SyscallModel("readv", "6.3", segments=[64, 64], mem=mem),
+        lambda mem: UringModel("readv-iovec", mem=mem),
+    ],
+    ids=["syscall", "uring"],
+)
 def test_model_calls_take_the_address_space_lock(make, call):
     mem = labkit.UserMemory()
     model = make(mem)

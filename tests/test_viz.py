@@ -13,7 +13,8 @@ from matplotlib.image import AxesImage  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 import labkit  # noqa: E402
-from labkit import ITER_DEST, ITER_SOURCE, IovIter, viz  # noqa: E402
+from labkit import ITER_DEST, ITER_SOURCE, IovIter  # noqa: E402
+from labkit.teach import viz  # noqa: E402
 
 PAGE = labkit.PAGE_SIZE
 
@@ -41,8 +42,9 @@ def mem():
 def iov(mem):
     m = mem.map(3 * PAGE)
     a = m.addr
-    it = labkit.import_iovec(ITER_DEST, [(a, 100), (a + 2000, 0), (a + PAGE, 200),
-                                         (a + 2 * PAGE + 16, 150)], mem)
+    it = labkit.import_iovec(
+        ITER_DEST, [(a, 100), (a + 2000, 0), (a + PAGE, 200), (a + 2 * PAGE + 16, 150)], mem
+    )
     return it, a
 
 
@@ -51,9 +53,12 @@ def iov(mem):
 
 def test_iter_segments_of_an_import_are_the_users_iovecs(iov):
     it, a = iov
-    assert viz.iter_segments(it) == [viz.Segment(a, 100), viz.Segment(a + 2000, 0),
-                                     viz.Segment(a + PAGE, 200),
-                                     viz.Segment(a + 2 * PAGE + 16, 150)]
+    assert viz.iter_segments(it) == [
+        viz.Segment(a, 100),
+        viz.Segment(a + 2000, 0),
+        viz.Segment(a + PAGE, 200),
+        viz.Segment(a + 2 * PAGE + 16, 150),
+    ]
     it.advance(320)  # the segment list does not depend on the position
     assert len(viz.iter_segments(it)) == 4
 
@@ -64,11 +69,16 @@ def test_iter_segments_of_each_constructor():
     for make in (IovIter.iovec, IovIter.kvec):
         it = make(ITER_DEST, bufs)
         assert [(s.addr, s.length) for s in viz.iter_segments(it)] == [
-            (addrs[0], 10), (addrs[1], 0), (addrs[2], 30)]
+            (addrs[0], 10),
+            (addrs[1], 0),
+            (addrs[2], 30),
+        ]
     page = np.zeros(2 * PAGE, dtype=np.uint8)
     bv = IovIter.bvec(ITER_DEST, [(page[:PAGE], 100, 50), (page[PAGE:], 0, PAGE)])
-    assert viz.iter_segments(bv) == [viz.Segment(page.ctypes.data + 100, 50),
-                                     viz.Segment(page.ctypes.data + PAGE, PAGE)]
+    assert viz.iter_segments(bv) == [
+        viz.Segment(page.ctypes.data + 100, 50),
+        viz.Segment(page.ctypes.data + PAGE, PAGE),
+    ]
     buf = bytearray(64)
     u = IovIter.ubuf(ITER_DEST, buf)
     u.advance(10)
@@ -83,7 +93,11 @@ def test_layout_splits_consumed_remaining_outside(iov):
     it.truncate(100)
     lay = viz.layout(viz.iter_segments(it), it)
     assert [(s.consumed, s.remaining, s.outside) for s in lay] == [
-        (100, 0, 0), (0, 0, 0), (50, 100, 50), (0, 0, 150)]
+        (100, 0, 0),
+        (0, 0, 0),
+        (50, 100, 50),
+        (0, 0, 150),
+    ]
     assert [s.start for s in lay] == [0, 100, 100, 300]
     # a plain state dict works too
     lay = viz.layout([(0, 10), (0, 10)], {"count": 5, "iov_offset": 3, "seg": 1})
@@ -158,14 +172,34 @@ def test_draw_iter_discard_and_ubuf():
 
 def test_draw_steps_logs_each_state(iov, mem):
     it, _ = iov
-    fig, log = viz.draw_steps(it, [("advance", 150), ("copy_to_iter", b"x" * 120),
-                                   ("revert", 180), ("zero", 40),
-                                   ("custom", lambda i: i.truncate(10))], contents=mem)
+    fig, log = viz.draw_steps(
+        it,
+        [
+            ("advance", 150),
+            ("copy_to_iter", b"x" * 120),
+            ("revert", 180),
+            ("zero", 40),
+            ("custom", lambda i: i.truncate(10)),
+        ],
+        contents=mem,
+    )
     assert len(fig.axes) == 6
-    assert [r["step"] for r in log] == ["start", "advance(150)", "copy_to_iter(120 bytes)",
-                                        "revert(180)", "zero(40)", "custom"]
+    assert [r["step"] for r in log] == [
+        "start",
+        "advance(150)",
+        "copy_to_iter(120 bytes)",
+        "revert(180)",
+        "zero(40)",
+        "custom",
+    ]
     assert [(r["seg"], r["iov_offset"], r["count"]) for r in log] == [
-        (0, 0, 450), (2, 50, 300), (2, 170, 180), (0, 90, 360), (2, 30, 320), (2, 30, 10)]
+        (0, 0, 450),
+        (2, 50, 300),
+        (2, 170, 180),
+        (0, 90, 360),
+        (2, 30, 320),
+        (2, 30, 10),
+    ]
     assert [r["returned"] for r in log] == ["", "", 120, "", 40, ""]
     assert fig.axes[2].get_title(loc="left").startswith("copy_to_iter(120 bytes) -> 120:")
     assert fig.axes[0].get_legend() is not None and fig.axes[1].get_legend() is None
@@ -173,8 +207,9 @@ def test_draw_steps_logs_each_state(iov, mem):
 
 def test_draw_side_by_side(mem):
     m = mem.map(PAGE)
-    its = [(k, labkit.import_iovec(ITER_DEST, [(m.addr, PAGE)], mem, kernel=k))
-           for k in ("6.3", "6.4")]
+    its = [
+        (k, labkit.import_iovec(ITER_DEST, [(m.addr, PAGE)], mem, kernel=k)) for k in ("6.3", "6.4")
+    ]
     fig = viz.draw_side_by_side(its)
     titles = [ax.get_title(loc="left") for ax in fig.axes]
     assert titles[0].startswith("6.3: IOVEC") and titles[1].startswith("6.4: UBUF")
@@ -204,9 +239,10 @@ def test_walk_and_shift_agree_with_the_c_model(mem, page_off):
     m = mem.map(8 * PAGE)
     length = 6 * PAGE - page_off + 1
     table = viz.bvec_table(m.addr + page_off, length)
-    bvecs = [(m.array[p - m.addr:p - m.addr + PAGE], o, n) for p, o, n in table]
-    offsets = sorted({0, 1, table[0][2] - 1, table[0][2], table[0][2] + 1, length - 1,
-                      *range(0, length, 997)})
+    bvecs = [(m.array[p - m.addr : p - m.addr + PAGE], o, n) for p, o, n in table]
+    offsets = sorted(
+        {0, 1, table[0][2] - 1, table[0][2], table[0][2] + 1, length - 1, *range(0, length, 997)}
+    )
     for off in offsets:
         it = IovIter.bvec(ITER_DEST, bvecs, count=length)
         it.advance(off)
@@ -246,8 +282,9 @@ def test_draw_bvec_seek_generic_inputs():
     rows = [(0, 100, 3996), (1, 0, PAGE), (2, 0, PAGE), (3, 0, 10)]
     arr = np.array(rows, dtype=[("bv_page", "u8"), ("bv_offset", "u4"), ("bv_len", "u4")])
     # the registered buffer's own layout: page, len, offset
-    reg_like = np.array([(p, n, o) for p, o, n in rows],
-                        dtype=[("page", "<u8"), ("len", "<u4"), ("offset", "<u4")])
+    reg_like = np.array(
+        [(p, n, o) for p, o, n in rows], dtype=[("page", "<u8"), ("len", "<u4"), ("offset", "<u4")]
+    )
     assert viz.table_rows(reg_like) == viz.table_rows(arr) == rows
     st = viz.IterState("BVEC", 50, 4000, 1, 3)
     ax = viz.draw_bvec_seek(arr, offset=3996 + 4000, length=50, state=st)
@@ -273,7 +310,13 @@ def test_draw_bvec_seek_elides_long_tables():
 
 def test_draw_seeks_one_row_per_seek(mem):
     table = viz.bvec_table(0x10000, 4 * PAGE)
-    fig = viz.draw_seeks(table, offset=5000, length=10, seeks=[
-        ("walk", viz.IterState("BVEC", 10, 904, 1, 3), 2),
-        ("shift", viz.IterState("BVEC", 10, 904, 1, 1), 1)])
+    fig = viz.draw_seeks(
+        table,
+        offset=5000,
+        length=10,
+        seeks=[
+            ("walk", viz.IterState("BVEC", 10, 904, 1, 3), 2),
+            ("shift", viz.IterState("BVEC", 10, 904, 1, 1), 1),
+        ],
+    )
     assert [ax.get_title(loc="left").split(":")[0] for ax in fig.axes] == ["walk", "shift"]

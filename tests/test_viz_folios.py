@@ -12,7 +12,8 @@ import pytest  # noqa: E402
 from matplotlib.image import AxesImage  # noqa: E402
 
 import labkit  # noqa: E402
-from labkit import ITER_DEST, ITER_SOURCE, FolioQueue, IovIter, PageCache, viz  # noqa: E402
+from labkit import ITER_DEST, ITER_SOURCE, FolioQueue, IovIter, PageCache  # noqa: E402
+from labkit.teach import viz  # noqa: E402
 
 PAGE = labkit.PAGE_SIZE
 

@@ -23,10 +23,11 @@ from __future__ import annotations
 import errno
 from typing import TYPE_CHECKING, NamedTuple
 
-from labkit._ffi import ffi, lib, raise_errno, size_arg
+from labkit._args import size_arg
+from labkit._ffi import ffi, lib, raise_errno
 
 if TYPE_CHECKING:
-    from labkit.iov_iter import IovIter
+    from labkit.core.iov_iter import IovIter
 
 PAGE_SIZE = 4096
 MAX_RW_COUNT = int(lib.LK_MAX_RW_COUNT)

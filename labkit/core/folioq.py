@@ -22,12 +22,13 @@ import operator
 import threading
 from typing import TYPE_CHECKING, Any
 
-from labkit._ffi import ffi, lib, raise_errno, size_arg
+from labkit._args import size_arg
+from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.folio import PAGE_SIZE, Folio, order_arg
 from labkit.errors import IterMisuseError
 
 if TYPE_CHECKING:
-    from labkit.iov_iter import IovIter
+    from labkit.core.iov_iter import IovIter
 
 NR_SLOTS = int(lib.LK_FOLIOQ_NR_SLOTS)
 """Folio slots in one segment (PAGEVEC_SIZE, 31)."""
@@ -284,7 +285,7 @@ def folio_queue_iter(
     segment: Any,
 ) -> IovIter:
     """``IovIter.folio_queue``: see its docstring."""
-    from labkit.iov_iter import direction_arg
+    from labkit.core.iov_iter import direction_arg
 
     d = direction_arg(direction)
     if not isinstance(folioq, FolioQueue):

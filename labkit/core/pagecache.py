@@ -23,11 +23,12 @@ import operator
 import threading
 from typing import TYPE_CHECKING, Any
 
-from labkit._ffi import ffi, lib, raise_errno, size_arg
+from labkit._args import size_arg
+from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.folio import PAGE_SHIFT, PAGE_SIZE, Folio, order_arg
 
 if TYPE_CHECKING:
-    from labkit.iov_iter import IovIter
+    from labkit.core.iov_iter import IovIter
 
 MAX_PAGECACHE_ORDER = int(lib.LK_MAX_PAGECACHE_ORDER)
 """The largest folio order a page-cache mapping holds (x86-64: 9, i.e. 2 MiB)."""
@@ -217,7 +218,7 @@ def xarray_iter(
     cls: type[IovIter], direction: Any, xarray: PageCache, start: Any, count: Any
 ) -> IovIter:
     """``IovIter.xarray``: see its docstring."""
-    from labkit.iov_iter import direction_arg
+    from labkit.core.iov_iter import direction_arg
 
     d = direction_arg(direction)
     if not isinstance(xarray, PageCache):

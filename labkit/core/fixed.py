@@ -1,4 +1,4 @@
-"""Registered ("fixed") buffers and ``io_import_fixed``: the R1 experiment.
+"""Registered ("fixed") buffers and ``io_import_fixed``: the model behind R1.
 
 io_uring lets a program register a buffer once (``IORING_REGISTER_BUFFERS``)
 and then read into any part of it with ``IORING_OP_READ_FIXED``.  The kernel
@@ -55,18 +55,17 @@ buggy or not, is bounded so that no copy can leave the registered memory.
 from __future__ import annotations
 
 import errno
-import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from labkit._ffi import ffi, lib, raise_errno
-from labkit.iov_iter import IovIter, direction_arg
-from labkit.memory import PAGE_SIZE, Mapping, UserMemory
+from labkit.core.iov_iter import IovIter, direction_arg
+from labkit.core.memory import Mapping, UserMemory
 
 if TYPE_CHECKING:
-    import pandas as pd
+    pass
 
 SEEKS: dict[str, int] = {
     "walk-2019": lib.LK_SEEK_WALK_2019,
@@ -154,7 +153,7 @@ class RegisteredBuffer:
         """A writable uint8 view of the registered bytes (for checking copies)."""
         for m in self._mappings:
             if m.addr <= self.addr and self.addr + self.length <= m.end:
-                return m.array[self.addr - m.addr:self.addr - m.addr + self.length]
+                return m.array[self.addr - m.addr : self.addr - m.addr + self.length]
         # The range spans adjacent mappings: build an array over the real bytes,
         # through a pointer whose (no-op) destructor holds the mappings, so that
         # the array keeps their memory alive as the views of single mappings do.
@@ -175,12 +174,15 @@ class RegisteredBuffer:
         return 1 + ((offset - first) >> self.folio_shift)
 
     def __repr__(self) -> str:
-        return (f"RegisteredBuffer(addr={self.addr:#x}, length={self.length}, "
-                f"nr_bvecs={self.nr_bvecs}, folio_shift={self.folio_shift})")
+        return (
+            f"RegisteredBuffer(addr={self.addr:#x}, length={self.length}, "
+            f"nr_bvecs={self.nr_bvecs}, folio_shift={self.folio_shift})"
+        )
 
 
-def register_buffer(mem: UserMemory, addr: int, length: int, *,
-                    folio_shift: int = 12) -> RegisteredBuffer:
+def register_buffer(
+    mem: UserMemory, addr: int, length: int, *, folio_shift: int = 12
+) -> RegisteredBuffer:
     """Register ``length`` bytes at user address ``addr``, as ``io_sqe_buffer_register``.
 
     The bvec table is built in C: the first bvec starts at ``addr``'s offset
@@ -217,10 +219,14 @@ def register_buffer(mem: UserMemory, addr: int, length: int, *,
         ret = lib.lk_fixed_register(mem.c_mm, addr, length, folio_shift, out)
         if ret < 0:
             err = -ret
-            if err == errno.EINVAL and lib.LK_FIXED_MIN_FOLIO_SHIFT <= folio_shift \
-                    <= lib.LK_FIXED_MAX_FOLIO_SHIFT:
-                why = (f"the {1 << folio_shift}-byte folios around [{addr:#x}, +{length}) "
-                       f"are not all mapped (map with align={1 << folio_shift})")
+            if (
+                err == errno.EINVAL
+                and lib.LK_FIXED_MIN_FOLIO_SHIFT <= folio_shift <= lib.LK_FIXED_MAX_FOLIO_SHIFT
+            ):
+                why = (
+                    f"the {1 << folio_shift}-byte folios around [{addr:#x}, +{length}) "
+                    f"are not all mapped (map with align={1 << folio_shift})"
+                )
             elif err == errno.EINVAL:
                 why = f"folio_shift must be 12..30, got {folio_shift}"
             elif err == errno.EFAULT and (length == 0 or length > MAX_REGISTER):
@@ -265,8 +271,15 @@ def _reg_arg(reg: Any) -> RegisteredBuffer:
     return reg
 
 
-def io_import_fixed(direction: int, reg: RegisteredBuffer, addr: int, length: int, *,
-                    seek: str = "shift", bugs: Iterable[str] = ()) -> IovIter:
+def io_import_fixed(
+    direction: int,
+    reg: RegisteredBuffer,
+    addr: int,
+    length: int,
+    *,
+    seek: str = "shift",
+    bugs: Iterable[str] = (),
+) -> IovIter:
     """A BVEC iterator over ``length`` bytes at user ``addr`` inside ``reg``.
 
     As io_uring's ``io_import_fixed()`` (``io_uring/rsrc.c``), seeking to the
@@ -301,249 +314,11 @@ def io_import_fixed(direction: int, reg: RegisteredBuffer, addr: int, length: in
     it = ffi.new("struct lk_iov_iter *")
     ret = lib.lk_import_fixed(d, reg.c_buf, addr, length, s, flags, it)
     if ret == -errno.EFAULT:
-        raise_errno(errno.EFAULT, f"io_import_fixed: [{addr:#x}, +{length}) is not inside "
-                    f"the registered [{reg.addr:#x}, +{reg.length}) or exceeds MAX_RW_COUNT")
+        raise_errno(
+            errno.EFAULT,
+            f"io_import_fixed: [{addr:#x}, +{length}) is not inside "
+            f"the registered [{reg.addr:#x}, +{reg.length}) or exceeds MAX_RW_COUNT",
+        )
     if ret < 0:
         raise_errno(-ret, "io_import_fixed")
     return IovIter(it, (reg,))
-
-
-def _offset_arg(reg: RegisteredBuffer, offset: int, length: int) -> tuple[int, int]:
-    offset, length = int(offset), int(length)
-    if offset < 0 or length < 0 or offset + length > reg.length:
-        raise_errno(errno.EFAULT, f"offset {offset} + length {length} is outside the "
-                    f"{reg.length}-byte registered buffer")
-    return offset, length
-
-
-def time_fixed_seek(reg: RegisteredBuffer, offset: int, length: int, seek: str,
-                    iters: int) -> float:
-    """ns per ``io_import_fixed`` (range check + seek, no copy) at byte ``offset``.
-
-    One batch of ``iters`` imports timed in C (``lk_time_fixed_seek``).
-    """
-    reg = _reg_arg(reg)
-    offset, length = _offset_arg(reg, offset, length)
-    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, _seek_arg(seek), max(int(iters), 1))
-    if ns < 0:
-        raise_errno(errno.EFAULT, "time_fixed_seek")
-    return float(ns)
-
-
-def time_fixed_submit(reg: RegisteredBuffer, offset: int, length: int, seek: str,
-                      iters: int, data: Any = None) -> float:
-    """ns per modelled submission: ``io_import_fixed`` + copy of ``length`` bytes.
-
-    The copy moves ``data`` (default: ``length`` bytes of 0xA5) into the
-    registered buffer at ``offset`` through the iterator, as a READ_FIXED would
-    once the data arrived.  One batch of ``iters`` timed in C
-    (``lk_time_fixed_submit``).
-    """
-    reg = _reg_arg(reg)
-    offset, length = _offset_arg(reg, offset, length)
-    src = bytes([0xA5]) * length if data is None else bytes(data)
-    if len(src) < length:
-        raise ValueError(f"data has {len(src)} bytes, fewer than length {length}")
-    csrc = ffi.from_buffer(src)
-    ns = lib.lk_time_fixed_submit(reg.c_buf, offset, length, _seek_arg(seek), csrc,
-                                  max(int(iters), 1))
-    if ns < 0:
-        raise_errno(errno.EFAULT, "time_fixed_submit")
-    return float(ns)
-
-
-def time_read_syscall(length: int = 1, iters: int = 10_000, path: str = "/dev/zero") -> float:
-    """ns per real ``read(fd, buf, length)`` system call on ``path``, timed in C.
-
-    A measured stand-in for a submission's fixed cost F (system call entry and
-    exit, file lookup, the driver) when the live io_uring round trip is not
-    available.
-    """
-    length = int(length)
-    if length < 0:
-        raise ValueError(f"length must be >= 0, got {length}")
-    buf = bytearray(max(length, 1))
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        ns = lib.lk_time_read_syscall(fd, ffi.from_buffer(buf), length, max(int(iters), 1))
-    finally:
-        os.close(fd)
-    if ns < 0:
-        raise_errno(int(-ns), f"read({path})")
-    return float(ns)
-
-
-# ---- experiment helpers (notebook 02) ------------------------------------------------
-
-Runner = Callable[..., "pd.DataFrame"]
-
-
-def _default_run() -> Runner:
-    from labkit import bench  # the harness (labkit/bench.py)
-
-    return bench.run
-
-
-def _calibrate(kernel: Callable[[int], float], target_ns: float) -> int:
-    from labkit import bench
-
-    return bench.calibrate(kernel, target_ns=target_ns, max_iters=10_000_000)
-
-
-def seek_offsets(length: int, points_per_decade: int = 4) -> list[int]:
-    """Page-aligned offsets from 0 to the last page of a ``length``-byte buffer, log-spaced."""
-    last_page = (int(length) - PAGE_SIZE) // PAGE_SIZE
-    if last_page < 1:
-        return [0]
-    n = max(2, round(points_per_decade * np.log10(max(last_page, 10))) + 1)
-    pages = np.unique(np.round(np.logspace(0, np.log10(last_page), n)).astype(int))
-    return [0] + [int(p) * PAGE_SIZE for p in pages]
-
-
-def seek_cost_experiment(reg: RegisteredBuffer, offsets: Iterable[int], *, length: int = PAGE_SIZE,
-                         repeats: int, seeks: Iterable[str] = tuple(SEEKS),
-                         target_ns: float = 2e6, run: Runner | None = None,
-                         experiment: str = "fixed-seek", cpu: int | None = None) -> pd.DataFrame:
-    """Cost of one ``io_import_fixed`` (seek only) at each offset, for each seek.
-
-    One ``run`` (``labkit.bench.run``: pinned to ``cpu``, warmed up, seeks
-    interleaved) per offset; returns the concatenated tidy rows with the columns
-    ``offset``, ``pages_skipped``, ``buffer``, ``folio_shift``, ``length``.
-    """
-    import pandas as pd
-
-    run = run or _default_run()
-    frames = []
-    for off in offsets:
-        variants = {}
-        for s in seeks:
-            iters = _calibrate(
-                lambda n, s=s, off=off: time_fixed_seek(reg, off, length, s, n), target_ns)
-            variants[s] = (lambda s=s, off=off, iters=iters:
-                           time_fixed_seek(reg, off, length, s, iters))
-        frames.append(run(experiment, variants, repeats=repeats, cpu=cpu,
-                          params={"offset": int(off), "pages_skipped": int(off) // PAGE_SIZE,
-                                  "buffer": reg.length, "folio_shift": reg.folio_shift,
-                                  "length": length}))
-    return pd.concat(frames, ignore_index=True)
-
-
-def submission_experiment(reg: RegisteredBuffer, *, length: int = PAGE_SIZE, repeats: int,
-                          seeks: Iterable[str] = tuple(SEEKS), target_ns: float = 2e6,
-                          run: Runner | None = None, experiment: str = "fixed-submit",
-                          cpu: int | None = None) -> pd.DataFrame:
-    """Modelled submission cost (seek + copy of ``length`` bytes) at the head and the tail.
-
-    Head: the first ``length`` bytes of the buffer; tail: the last
-    ``length``.  Variants are named ``"<seek> head"`` / ``"<seek> tail"`` and
-    interleaved in one ``run`` (pinned to ``cpu``); columns ``seek``, ``where``, ``buffer``,
-    ``folio_shift``, ``length`` are added.
-    """
-    run = run or _default_run()
-    places = {"head": 0, "tail": reg.length - length}
-    variants = {}
-    for s in seeks:
-        for where, off in places.items():
-            iters = _calibrate(
-                lambda n, s=s, off=off: time_fixed_submit(reg, off, length, s, n), target_ns)
-            variants[f"{s} {where}"] = (lambda s=s, off=off, iters=iters:
-                                        time_fixed_submit(reg, off, length, s, iters))
-    df = run(experiment, variants, repeats=repeats, cpu=cpu,
-             params={"buffer": reg.length, "folio_shift": reg.folio_shift, "length": length})
-    df["seek"] = df["variant"].str.rsplit(" ", n=1).str[0]
-    df["where"] = df["variant"].str.rsplit(" ", n=1).str[1]
-    return df
-
-
-def fixed_cost_source(*, target_ns: float = 2e6) -> tuple[str, Callable[[], float]]:
-    """The measured fixed cost F of one submission: (description, zero-arg batch callable).
-
-    F is what a submission costs besides the seek and the copy, so it is
-    measured with a 1-byte transfer: the live io_uring READ_FIXED round trip
-    at queue depth 1 (``labkit.live.read_fixed_roundtrip_ns``) when that module
-    exists and the kernel allows io_uring; otherwise one real ``read()`` system
-    call of 1 byte from /dev/zero, timed in C.  Never a chosen number.
-    """
-    try:
-        from labkit import live  # type: ignore[attr-defined]
-
-        fn = live.read_fixed_roundtrip_ns
-
-        def live_batch(n: int) -> float:
-            return float(fn(buffer_size=1 << 20, length=1, iters=n, batches=1))
-
-        iters = _calibrate(live_batch, target_ns)
-        return ("live io_uring READ_FIXED round trip of 1 byte (labkit.live)",
-                lambda: live_batch(iters))
-    except (ImportError, AttributeError, OSError):
-        pass  # no live module, or the kernel refused io_uring: fall back
-    iters = _calibrate(lambda n: time_read_syscall(1, n), target_ns)
-    return ("read(2) of 1 byte from /dev/zero, timed in C",
-            lambda: time_read_syscall(1, iters))
-
-
-def composed_ratio_ci(fixed: Sequence[float], num: Sequence[float], den: Sequence[float], *,
-                      n_boot: int = 4000, ci: float = 0.95,
-                      seed: int = 0) -> tuple[float, float, float]:
-    """(point, low, high) of (F + num) / (F + den) from medians, with a bootstrap interval.
-
-    Each bootstrap round resamples the F, numerator and denominator samples
-    independently (with replacement) and takes the ratio of the medians; the
-    same resampled F enters numerator and denominator.
-    """
-    f, a, b = (np.asarray(x, dtype=float) for x in (fixed, num, den))
-    if not (len(f) and len(a) and len(b)):
-        raise ValueError("every sample set must be non-empty")
-    rng = np.random.default_rng(seed)
-    point = (np.median(f) + np.median(a)) / (np.median(f) + np.median(b))
-    fm = np.median(rng.choice(f, (n_boot, len(f))), axis=1)
-    am = np.median(rng.choice(a, (n_boot, len(a))), axis=1)
-    bm = np.median(rng.choice(b, (n_boot, len(b))), axis=1)
-    boots = (fm + am) / (fm + bm)
-    lo, hi = np.quantile(boots, [(1 - ci) / 2, 1 - (1 - ci) / 2])
-    return float(point), float(lo), float(hi)
-
-
-def fit_ns_per_page(df: pd.DataFrame, *, seek: str = "walk-2019", min_pages: int = 1,
-                    n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    """Slope of ns per seek against pages skipped: (point, low, high), 95 % bootstrap.
-
-    Least squares on the per-offset medians of ``seek`` (offsets with at least
-    ``min_pages`` pages skipped); the interval resamples the repeats within
-    each offset.
-    """
-    d = df[(df["variant"] == seek) & (df["pages_skipped"] >= min_pages)]
-    groups = [g["ns_per_op"].to_numpy() for _, g in d.groupby("pages_skipped")]
-    x = np.array(sorted(d["pages_skipped"].unique()), dtype=float)
-    if len(x) < 2:
-        raise ValueError("need at least two offsets to fit a slope")
-    y = np.array([np.median(g) for g in groups])
-    point = float(np.polyfit(x, y, 1)[0])
-    rng = np.random.default_rng(seed)
-    slopes = []
-    for _ in range(n_boot):
-        yb = np.array([np.median(rng.choice(g, len(g))) for g in groups])
-        slopes.append(np.polyfit(x, yb, 1)[0])
-    lo, hi = np.quantile(slopes, [0.025, 0.975])
-    return point, float(lo), float(hi)
-
-
-__all__ = [
-    "BUGS",
-    "BVEC_DTYPE",
-    "MAX_REGISTER",
-    "PAGE_SIZE",
-    "SEEKS",
-    "RegisteredBuffer",
-    "io_import_fixed",
-    "register_buffer",
-    "time_fixed_seek",
-    "time_fixed_submit",
-    "time_read_syscall",
-    "composed_ratio_ci",
-    "fit_ns_per_page",
-    "fixed_cost_source",
-    "seek_cost_experiment",
-    "seek_offsets",
-    "submission_experiment",
-]

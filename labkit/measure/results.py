@@ -29,13 +29,20 @@ import pandas as pd
 from labkit import config
 
 #: read_csv options that read floats back exactly (pandas 3 does by default).
-READ_CSV_EXACT: dict = ({"float_precision": "round_trip"}
-                        if int(pd.__version__.split(".")[0]) < 3 else {})
+READ_CSV_EXACT: dict = (
+    {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+)
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 #: Environment fields copied onto every row by :func:`load`.
-ENV_COLUMNS = ("hostname", "cpu_model", "kernel_release", "quick_mode", "labkit_version",
-               "git_commit")
+ENV_COLUMNS = (
+    "hostname",
+    "cpu_model",
+    "kernel_release",
+    "quick_mode",
+    "labkit_version",
+    "git_commit",
+)
 
 
 def _safe_name(text: str, what: str) -> str:
@@ -85,15 +92,21 @@ def _stamp(now: _dt.datetime | None = None) -> str:
     return now.astimezone(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
 
 
-def save(experiment: str, df: pd.DataFrame, *, env: dict[str, Any] | None = None,
-         data_dir: Path | str | None = None, host: str | None = None,
-         timestamp: str | None = None) -> Path:
+def save(
+    experiment: str,
+    df: pd.DataFrame,
+    *,
+    env: dict[str, Any] | None = None,
+    data_dir: Path | str | None = None,
+    host: str | None = None,
+    timestamp: str | None = None,
+) -> Path:
     """Write ``df`` and its environment record; return the CSV's path.
 
     Args:
         experiment: the directory under ``data/results``.
-        df: one row per sample (as :func:`labkit.bench.run` returns).
-        env: the environment record; by default :func:`labkit.envinfo.environment`.
+        df: one row per sample (as :func:`labkit.measure.runner.run` returns).
+        env: the environment record; by default :func:`labkit.measure.envinfo.environment`.
         data_dir: defaults to :func:`labkit.config.data_dir` (``LABKIT_DATA``).
         host: defaults to the record's hostname.
         timestamp: defaults to now, UTC (``YYYYmmddTHHMMSSZ``).
@@ -101,21 +114,29 @@ def save(experiment: str, df: pd.DataFrame, *, env: dict[str, Any] | None = None
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"save: df must be a pandas DataFrame, not {type(df).__name__}")
     if env is None:
-        from labkit.envinfo import environment
+        from labkit.measure.envinfo import environment
 
         env = environment()
     out_dir = results_dir(experiment, data_dir)
-    stem = f"{_safe_name(timestamp or _stamp(), 'timestamp')}-" \
-           f"{_safe_name(host or env.get('hostname') or 'unknown', 'host')}"
+    stem = (
+        f"{_safe_name(timestamp or _stamp(), 'timestamp')}-"
+        f"{_safe_name(host or env.get('hostname') or 'unknown', 'host')}"
+    )
     csv_path = out_dir / f"{stem}.csv"
     k = 1
     while csv_path.exists() or csv_path.with_suffix(".json").exists():
         csv_path = out_dir / f"{stem}-{k}.csv"
         k += 1
-    record = {"experiment": experiment, "rows": len(df), "columns": list(map(str, df.columns)),
-              "env": env}
-    atomic_write(csv_path.with_suffix(".json"),
-                 lambda f: json.dump(record, f, indent=2, sort_keys=False, default=str))
+    record = {
+        "experiment": experiment,
+        "rows": len(df),
+        "columns": list(map(str, df.columns)),
+        "env": env,
+    }
+    atomic_write(
+        csv_path.with_suffix(".json"),
+        lambda f: json.dump(record, f, indent=2, sort_keys=False, default=str),
+    )
     atomic_write(csv_path, lambda f: df.to_csv(f, index=False))
     return csv_path
 
@@ -146,8 +167,12 @@ def runs(experiment: str, data_dir: Path | str | Sequence[Path | str] | None = N
     return sorted(found, key=lambda p: (p.name, str(p)))
 
 
-def load(experiment: str, data_dir: Path | str | Sequence[Path | str] | None = None, *,
-         env_columns: Sequence[str] = ENV_COLUMNS) -> pd.DataFrame:
+def load(
+    experiment: str,
+    data_dir: Path | str | Sequence[Path | str] | None = None,
+    *,
+    env_columns: Sequence[str] = ENV_COLUMNS,
+) -> pd.DataFrame:
     """Every saved run of ``experiment`` merged into one DataFrame.
 
     ``data_dir`` may be a list of data directories (e.g. one per machine).  Each

@@ -16,7 +16,7 @@ Two questions, each asked of C timing kernels over labkit's iterator core
   ``(addr, len)`` and imports again when it is issued.
 
 Every model offers :meth:`~SyscallModel.time` (one batch timed in C,
-nanoseconds per call; feed :meth:`~SyscallModel.batch` to ``labkit.bench.run``)
+nanoseconds per call; feed :meth:`~SyscallModel.batch` to ``labkit.measure.runner.run``)
 and :meth:`~SyscallModel.work` (the same calls counted, not timed: iterator
 types, segment-table steps, iovec bytes copied, allocations), which is
 deterministic and what the tests assert on.
@@ -34,8 +34,8 @@ import numpy as np
 
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.config import quick_mode
-from labkit.imports import kernel_era
-from labkit.memory import PAGE_SIZE, UserMemory
+from labkit.core.imports import kernel_era
+from labkit.core.memory import PAGE_SIZE, UserMemory
 
 OPS = {
     "advance": int(lib.LK_UBUF_OP_ADVANCE),
@@ -139,8 +139,13 @@ class Work:
     def overhead(self) -> int:
         """Bookkeeping beyond the data itself: segment steps + iovec and iterator
         bytes copied + allocations + frees (the quantities the 2023 changes remove)."""
-        return (self.seg_steps + self.iovec_table_bytes + self.iter_bytes_copied
-                + self.allocs + self.frees)
+        return (
+            self.seg_steps
+            + self.iovec_table_bytes
+            + self.iter_bytes_copied
+            + self.allocs
+            + self.frees
+        )
 
 
 def _segments_arg(segments: Sequence[int] | None, size: int) -> list[int]:
@@ -148,8 +153,10 @@ def _segments_arg(segments: Sequence[int] | None, size: int) -> list[int]:
         segments = [size]
     segs = [int(s) for s in segments]
     if len(segs) > int(lib.LK_UBUF_MAX_SEGS):
-        raise_errno(errno.EINVAL, f"{len(segs)} segments, more than UIO_MAXIOV "
-                    f"({int(lib.LK_UBUF_MAX_SEGS)})")
+        raise_errno(
+            errno.EINVAL,
+            f"{len(segs)} segments, more than UIO_MAXIOV ({int(lib.LK_UBUF_MAX_SEGS)})",
+        )
     if any(s < 0 for s in segs):
         raise_errno(errno.EINVAL, f"segment lengths must be >= 0, got {segs}")
     return segs
@@ -219,8 +226,16 @@ class _Model:
 
     _uring = False
 
-    def __init__(self, *, kind: int, op: str, size: int, segments: Sequence[int] | None,
-                 mem: UserMemory | None, shared: SharedMemory | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        kind: int,
+        op: str,
+        size: int,
+        segments: Sequence[int] | None,
+        mem: UserMemory | None,
+        shared: SharedMemory | None = None,
+    ) -> None:
         if op not in OPS:
             raise ValueError(f"op must be one of {sorted(OPS)}, got {op!r}")
         size = int(size)
@@ -242,8 +257,9 @@ class _Model:
             self.uvec_map, uvec_off = self.mem.map(nseg * 16), 0
         self.uvec_addr = self.uvec_map.addr + uvec_off
         # the user's iovec array, written into user memory: segments laid end to end
-        table = self.uvec_map.array[uvec_off:uvec_off + nseg * 16].view(np.uint64).reshape(
-            nseg, 2)
+        table = (
+            self.uvec_map.array[uvec_off : uvec_off + nseg * 16].view(np.uint64).reshape(nseg, 2)
+        )
         offset = 0
         for k, length in enumerate(self.segments):
             table[k] = (self.data.addr + offset, length)
@@ -289,7 +305,7 @@ class _Model:
         return ns
 
     def batch(self, iters: int | None = None) -> Callable[[], float]:
-        """A zero-argument callable running one batch (for ``labkit.bench.run``)."""
+        """A zero-argument callable running one batch (for ``labkit.measure.runner.run``)."""
         iters = default_iters() if iters is None else int(iters)
         return lambda: self.time(iters)
 
@@ -332,22 +348,31 @@ class SyscallModel(_Model):
             over the same physical memory).
     """
 
-    def __init__(self, syscall: str = "readv", kernel: str = "6.4", *, op: str = "zero",
-                 size: int = PAGE_SIZE, segments: Sequence[int] | None = None,
-                 mem: UserMemory | None = None, shared: SharedMemory | None = None) -> None:
+    def __init__(
+        self,
+        syscall: str = "readv",
+        kernel: str = "6.4",
+        *,
+        op: str = "zero",
+        size: int = PAGE_SIZE,
+        segments: Sequence[int] | None = None,
+        mem: UserMemory | None = None,
+        shared: SharedMemory | None = None,
+    ) -> None:
         if syscall not in ("read", "readv"):
             raise ValueError(f"syscall must be 'read' or 'readv', got {syscall!r}")
         kind = lib.LK_UBUF_KIND_READ if syscall == "read" else lib.LK_UBUF_KIND_READV
-        super().__init__(kind=kind, op=op, size=size, segments=segments, mem=mem,
-                         shared=shared)
+        super().__init__(kind=kind, op=op, size=size, segments=segments, mem=mem, shared=shared)
         self.syscall = syscall
         self.kernel = str(kernel)
         self._args.era = kernel_era(kernel)
 
     def __repr__(self) -> str:
         segs = "" if self.syscall == "read" else f", segments={self.segments}"
-        return (f"SyscallModel({self.syscall!r}, kernel={self.kernel!r}, op={self.op!r}, "
-                f"size={self.size}{segs})")
+        return (
+            f"SyscallModel({self.syscall!r}, kernel={self.kernel!r}, op={self.op!r}, "
+            f"size={self.size}{segs})"
+        )
 
 
 class UringModel(_Model):
@@ -368,17 +393,31 @@ class UringModel(_Model):
 
     _uring = True
 
-    def __init__(self, variant: str = "readv-iovec", *, defer_every: int = 0,
-                 defer_alloc_ubuf: bool = False, op: str = "zero", size: int = PAGE_SIZE,
-                 segments: Sequence[int] | None = None, mem: UserMemory | None = None,
-                 shared: SharedMemory | None = None) -> None:
+    def __init__(
+        self,
+        variant: str = "readv-iovec",
+        *,
+        defer_every: int = 0,
+        defer_alloc_ubuf: bool = False,
+        op: str = "zero",
+        size: int = PAGE_SIZE,
+        segments: Sequence[int] | None = None,
+        mem: UserMemory | None = None,
+        shared: SharedMemory | None = None,
+    ) -> None:
         if variant not in URING_VARIANTS:
             raise ValueError(f"variant must be one of {sorted(URING_VARIANTS)}, got {variant!r}")
         defer_every = int(defer_every)
         if defer_every < 0:
             raise ValueError(f"defer_every must be >= 0, got {defer_every}")
-        super().__init__(kind=URING_VARIANTS[variant], op=op, size=size, segments=segments,
-                         mem=mem, shared=shared)
+        super().__init__(
+            kind=URING_VARIANTS[variant],
+            op=op,
+            size=size,
+            segments=segments,
+            mem=mem,
+            shared=shared,
+        )
         self.variant = variant
         self.defer_every = defer_every
         self.defer_alloc_ubuf = bool(defer_alloc_ubuf)
@@ -386,14 +425,18 @@ class UringModel(_Model):
         self._args.defer_alloc_ubuf = int(self.defer_alloc_ubuf)
 
     def __repr__(self) -> str:
-        return (f"UringModel({self.variant!r}, defer_every={self.defer_every}, op={self.op!r}, "
-                f"size={self.size}, segments={self.segments})")
+        return (
+            f"UringModel({self.variant!r}, defer_every={self.defer_every}, op={self.op!r}, "
+            f"size={self.size}, segments={self.segments})"
+        )
 
 
 # ---- ready-made experiment sets (names are the variant labels used in notebook 03) ----
 
-def mechanics_models(*, op: str = "advance", size: int = PAGE_SIZE,
-                     mem: UserMemory | None = None) -> dict[str, SyscallModel]:
+
+def mechanics_models(
+    *, op: str = "advance", size: int = PAGE_SIZE, mem: UserMemory | None = None
+) -> dict[str, SyscallModel]:
     """Experiment (a): import one iovec and iterate it, 6.3 (IOVEC) vs 6.4 (UBUF).
 
     The models share one data buffer and one iovec-table page (:class:`SharedMemory`).
@@ -405,8 +448,9 @@ def mechanics_models(*, op: str = "advance", size: int = PAGE_SIZE,
     }
 
 
-def read_zero_models(*, size: int = PAGE_SIZE, proxy: bool = False,
-                     mem: UserMemory | None = None) -> dict[str, SyscallModel]:
+def read_zero_models(
+    *, size: int = PAGE_SIZE, proxy: bool = False, mem: UserMemory | None = None
+) -> dict[str, SyscallModel]:
     """Experiment (b), R2's read-zero: read, readv(1) before and after 6.4.
 
     With ``proxy=True`` also readv(size + empty) on 6.4, the live A/B's IOVEC side.
@@ -419,26 +463,35 @@ def read_zero_models(*, size: int = PAGE_SIZE, proxy: bool = False,
         "readv 6.4": SyscallModel("readv", "6.4", size=size, shared=sh),
     }
     if proxy:
-        models["readv 6.4 (4K+empty)"] = SyscallModel("readv", "6.4", size=size,
-                                                      segments=[size, 0], shared=sh)
+        models["readv 6.4 (4K+empty)"] = SyscallModel(
+            "readv", "6.4", size=size, segments=[size, 0], shared=sh
+        )
     return models
 
 
-def uring_models(*, defer_every: int = 0, defer_alloc_ubuf: bool = False,
-                 size: int = PAGE_SIZE, variants: Sequence[str] | None = None,
-                 mem: UserMemory | None = None) -> dict[str, UringModel]:
+def uring_models(
+    *,
+    defer_every: int = 0,
+    defer_alloc_ubuf: bool = False,
+    size: int = PAGE_SIZE,
+    variants: Sequence[str] | None = None,
+    mem: UserMemory | None = None,
+) -> dict[str, UringModel]:
     """Experiment (c), R3: READV as IOVEC vs READV rewritten to READ vs READ (and READV on 6.4)."""
     sh = SharedMemory(size, mem)
     names = list(variants) if variants is not None else list(URING_LABELS)
-    return {URING_LABELS.get(v, v): UringModel(v, defer_every=defer_every,
-                                               defer_alloc_ubuf=defer_alloc_ubuf,
-                                               size=size, shared=sh)
-            for v in names}
+    return {
+        URING_LABELS.get(v, v): UringModel(
+            v, defer_every=defer_every, defer_alloc_ubuf=defer_alloc_ubuf, size=size, shared=sh
+        )
+        for v in names
+    }
 
 
-def batches(models: Mapping[str, _Model],
-            iters: int | None = None) -> dict[str, Callable[[], float]]:
-    """The variants dict ``labkit.bench.run`` takes: one zero-argument batch per model."""
+def batches(
+    models: Mapping[str, _Model], iters: int | None = None
+) -> dict[str, Callable[[], float]]:
+    """The variants dict ``labkit.measure.runner.run`` takes: one zero-argument batch per model."""
     return {name: m.batch(iters) for name, m in models.items()}
 
 
@@ -455,155 +508,13 @@ def work_table(models: Mapping[str, _Model], calls: int = 1000) -> Any:
     return pd.DataFrame(rows).set_index("variant")
 
 
-
-# ---- the notebook's experiments and analysis (notebook 03) ---------------------------
-
-@dataclass(frozen=True)
-class Plan:
-    """Sizes of the model experiments: calls per batch, rounds kept and thrown away,
-    and the io_uring deferral rates swept."""
-
-    iters: int
-    repeats: int
-    warmup: int
-    defer_rates: tuple[float, ...]
-
-
-def plan(quick: bool | None = None) -> Plan:
-    """The model experiments' sizes in quick mode (CI) or full mode (a reproduction)."""
-    if quick_mode(quick):
-        return Plan(iters=2_000, repeats=7, warmup=1, defer_rates=(0.0, 0.1, 1.0))
-    return Plan(iters=20_000, repeats=31, warmup=2,
-                defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0))
-
-
-def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> Any:
-    """Experiment (a) through ``labkit.bench.run``: 6.3 vs 6.4, import + iterate one segment."""
-    from labkit import bench
-
-    return bench.run("ubuf-mechanics", batches(mechanics_models(op=op), p.iters),
-                     repeats=p.repeats, warmup=p.warmup, rotate=True, cpu=cpu,
-                     params={"op": op, "bytes": PAGE_SIZE, "iters": p.iters})
-
-
-def run_read_zero(p: Plan, *, cpu: int | None = None) -> Any:
-    """Experiment (b) through ``labkit.bench.run``: read, readv 6.3, readv 6.4, the live proxy."""
-    from labkit import bench
-
-    return bench.run("ubuf-read-zero", batches(read_zero_models(proxy=True), p.iters),
-                     repeats=p.repeats, warmup=p.warmup, rotate=True, cpu=cpu,
-                     params={"bytes": PAGE_SIZE, "iters": p.iters})
-
-
-def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None) -> Any:
-    """Experiment (c) through ``labkit.bench.run``, once per deferral rate of the plan.
-
-    Rows carry ``defer_rate``, ``defer_every`` and ``defer_alloc_ubuf`` columns.
-    """
-    import pandas as pd
-
-    from labkit import bench
-
-    frames = []
-    for rate in p.defer_rates:
-        k = defer_every_for(rate)
-        models = uring_models(defer_every=k, defer_alloc_ubuf=defer_alloc_ubuf)
-        frames.append(bench.run("ubuf-uring", batches(models, p.iters), repeats=p.repeats,
-                                warmup=p.warmup, rotate=True, cpu=cpu,
-                                params={"defer_rate": rate, "defer_every": k,
-                                        "defer_alloc_ubuf": defer_alloc_ubuf,
-                                        "bytes": PAGE_SIZE, "iters": p.iters}))
-    return pd.concat(frames, ignore_index=True)
-
-
-def difference_ci(df: Any, slow: str, fast: str, *, value: str = "ns_per_op",
-                  confidence: float = 0.95, n_boot: int = 2000, seed: int = 0) -> dict[str, float]:
-    """median(slow) - median(fast) with a seeded bootstrap interval (the ns saved per call).
-
-    Raises:
-        KeyError: if either variant has no rows.
-    """
-    a = df.loc[df["variant"] == slow, value].to_numpy(dtype=float)
-    b = df.loc[df["variant"] == fast, value].to_numpy(dtype=float)
-    for name, arr in ((slow, a), (fast, b)):
-        if arr.size == 0:
-            raise KeyError(f"difference_ci: no rows with variant == {name!r}")
-    rng = np.random.default_rng(seed)
-    da = np.median(a[rng.integers(0, a.size, (n_boot, a.size))], axis=1)
-    db = np.median(b[rng.integers(0, b.size, (n_boot, b.size))], axis=1)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(da - db, [alpha, 1 - alpha])
-    return {"saved_ns": float(np.median(a) - np.median(b)), "ci_low": float(lo),
-            "ci_high": float(hi), "slow_ns": float(np.median(a)), "fast_ns": float(np.median(b))}
-
-
-def gain_ci(df: Any, slow: str, fast: str, *, kind: str = "time") -> dict[str, float]:
-    """The gain of ``fast`` over ``slow`` with the harness's bootstrap ratio interval.
-
-    ``kind="time"``: the share of time saved, 1 - t_fast / t_slow (R2's "about 3%").
-    ``kind="rate"``: the throughput gain, t_slow / t_fast - 1 (R3's IOPS "+5.8%").
-    """
-    from labkit import bench
-
-    if kind not in ("time", "rate"):
-        raise ValueError(f"kind must be 'time' or 'rate', got {kind!r}")
-    if kind == "time":
-        r = bench.ratio_ci(df, fast, slow)
-        return {"gain": 1 - r.ratio, "ci_low": 1 - r.ci_high, "ci_high": 1 - r.ci_low,
-                "n": min(r.n_numerator, r.n_denominator)}
-    r = bench.ratio_ci(df, slow, fast)
-    return {"gain": r.ratio - 1, "ci_low": r.ci_low - 1, "ci_high": r.ci_high - 1,
-            "n": min(r.n_numerator, r.n_denominator)}
-
-
-def published_r2() -> dict[str, float]:
-    """R2's published figures per call (mean of the two runs of each): ns, and the saving."""
-    from labkit import published
-
-    df = published.load("R2")
-    el = df[df["quantity"] == "elapsed"]
-
-    def mean(variant: str, kernel: str) -> float:
-        sel = el[(el["variant"] == variant) & (el["kernel"] == kernel)]
-        if sel.empty:
-            raise KeyError(f"published R2 has no {variant}/{kernel} rows")
-        return float(sel["ns_per_call"].mean())
-
-    read = mean("read", "stock")
-    before, after = mean("readv1", "stock"), mean("readv1", "patched")
-    return {"read_ns": read, "readv_before_ns": before, "readv_after_ns": after,
-            "saved_ns": before - after, "saved_share": (before - after) / before,
-            "readv_minus_read_ns": after - read}
-
-
-def published_r3() -> dict[str, float]:
-    """R3's published IOPS (mean of eight runs each side) and the gain."""
-    from labkit import published
-
-    df = published.load("R3")
-    before = float(df.loc[df["variant"] == "before", "value"].mean())
-    after = float(df.loc[df["variant"] == "after", "value"].mean())
-    return {"before_iops": before, "after_iops": after, "gain": after / before - 1,
-            "time_saved_share": 1 - before / after,
-            "n_before": int((df["variant"] == "before").sum()),
-            "n_after": int((df["variant"] == "after").sum())}
-
-
 __all__ = [
     "ASYNC_STATE_BYTES",
-    "Plan",
-    "difference_ci",
-    "gain_ci",
-    "plan",
-    "published_r2",
-    "published_r3",
-    "run_mechanics",
-    "run_read_zero",
-    "run_uring",
     "ITER_STATE_BYTES",
     "OPS",
     "URING_LABELS",
     "URING_VARIANTS",
+    "SharedMemory",
     "SyscallModel",
     "UringModel",
     "Work",

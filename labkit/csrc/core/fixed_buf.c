@@ -334,20 +334,3 @@ double lk_time_fixed_submit(const struct lk_fixed_buf *b, size_t offset, size_t 
 	t1 = lk_clock_ns();
 	return (double)(t1 - t0) / (double)iters;
 }
-
-/* ns per read(fd, dst, len) system call: a measured fixed cost F. -errno on failure. */
-double lk_time_read_syscall(int fd, void *dst, size_t len, uint64_t iters)
-{
-	uint64_t k, t0, t1;
-
-	if (!iters)
-		return -(double)EINVAL;
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		if (read(fd, dst, len) < 0)
-			return -(double)errno;
-		LK_KEEP(dst);
-	}
-	t1 = lk_clock_ns();
-	return (double)(t1 - t0) / (double)iters;
-}

@@ -30,15 +30,25 @@ from typing import Any
 import pandas as pd
 
 from labkit.config import data_dir, quick_mode
-from labkit.results import atomic_write
+from labkit.measure.results import atomic_write
 
 #: Columns of the summary table, in order.
-COLUMNS = ["result", "quantity", "published", "model", "live", "unit", "verdict", "reason",
-           "notebook", "quick", "recorded"]
+COLUMNS = [
+    "result",
+    "quantity",
+    "published",
+    "model",
+    "live",
+    "unit",
+    "verdict",
+    "reason",
+    "notebook",
+    "quick",
+    "recorded",
+]
 
 #: Verdicts notebooks use (others are accepted, but these sort and colour well).
-VERDICTS = ("reproduced", "consistent", "differs (explained)", "not reproduced",
-            "not measured")
+VERDICTS = ("reproduced", "consistent", "differs (explained)", "not reproduced", "not measured")
 
 
 def out_dir() -> Path:
@@ -67,8 +77,9 @@ def _value(v: Any, name: str) -> float | str | None:
     try:
         f = float(v)
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a number, a string or None, not "
-                        f"{type(v).__name__}") from None
+        raise TypeError(
+            f"{name} must be a number, a string or None, not {type(v).__name__}"
+        ) from None
     if math.isnan(f):
         return None
     return f
@@ -79,8 +90,14 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda f: f.write(text))
 
 
-def verdict(published: float, low: float, high: float, *,
-            inside: str = "reproduced", outside: str = "differs (explained)") -> str:
+def verdict(
+    published: float,
+    low: float,
+    high: float,
+    *,
+    inside: str = "reproduced",
+    outside: str = "differs (explained)",
+) -> str:
     """The verdict of an interval ``[low, high]`` measured here against a published figure.
 
     ``inside`` when ``low <= published <= high``, else ``outside`` (whose reason the
@@ -96,9 +113,18 @@ def verdict(published: float, low: float, high: float, *,
     return inside if values[1] <= values[0] <= values[2] else outside
 
 
-def record(result_id: str, quantity: str, *, published: Any = None, model: Any = None,
-           live: Any = None, unit: str = "", verdict: str, reason: str,
-           out: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+def record(
+    result_id: str,
+    quantity: str,
+    *,
+    published: Any = None,
+    model: Any = None,
+    live: Any = None,
+    unit: str = "",
+    verdict: str,
+    reason: str,
+    out: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
     """Record one headline quantity of a result, beside its published figure.
 
     Args:
@@ -119,8 +145,12 @@ def record(result_id: str, quantity: str, *, published: Any = None, model: Any =
         ValueError: for an empty result id, quantity, verdict or reason.
         TypeError: for a figure that is not a number, a string or None.
     """
-    for name, text in (("result_id", result_id), ("quantity", quantity),
-                       ("verdict", verdict), ("reason", reason)):
+    for name, text in (
+        ("result_id", result_id),
+        ("quantity", quantity),
+        ("verdict", verdict),
+        ("reason", reason),
+    ):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"record: {name} must be a non-empty string, got {text!r}")
     row = {
@@ -194,7 +224,10 @@ def format_summary(df: pd.DataFrame, *, width: int = 48) -> str:
             s = format_figure(r[c])
             cells.append(s + (unit if s != "-" and not isinstance(r[c], str) else ""))
         reason = str(r["reason"])
-        cells += [str(r["verdict"]), reason if len(reason) <= width else reason[:width - 3] + "..."]
+        cells += [
+            str(r["verdict"]),
+            reason if len(reason) <= width else reason[: width - 3] + "...",
+        ]
         table.append(cells)
     widths = [max(len(c), *(len(row[k]) for row in table)) for k, c in enumerate(cols)]
     line = "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))

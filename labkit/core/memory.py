@@ -82,8 +82,10 @@ class UserMemory:
         try:
             size, align = operator.index(size), operator.index(align)
         except TypeError:
-            raise TypeError(f"map: size and align must be integers, not "
-                            f"{type(size).__name__} and {type(align).__name__}") from None
+            raise TypeError(
+                f"map: size and align must be integers, not "
+                f"{type(size).__name__} and {type(align).__name__}"
+            ) from None
         if size <= 0:
             raise_errno(errno.EINVAL, f"map: size must be > 0, got {size}")
         if align < PAGE_SIZE or align & (align - 1):
@@ -96,7 +98,7 @@ class UserMemory:
         full = np.frombuffer(region, dtype=np.uint8)
         base = full.ctypes.data
         skip = (-base) % align
-        array = full[skip:skip + size]
+        array = full[skip : skip + size]
         addr = base + skip
         with self.lock:
             ret = lib.lk_mm_add(self._mm, addr, size)
@@ -152,7 +154,7 @@ class UserMemory:
         m = self.find(addr)
         if m is None or length < 0 or addr + length > m.end:
             raise_errno(errno.EFAULT, f"view: [{addr:#x}, +{length}) is not inside one mapping")
-        return m.array[addr - m.addr:addr - m.addr + length]
+        return m.array[addr - m.addr : addr - m.addr + length]
 
     def __repr__(self) -> str:
         total = sum(m.size for m in self._maps.values())

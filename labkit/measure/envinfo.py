@@ -23,10 +23,27 @@ from labkit import config
 
 #: Keys every record has (tests and the results loader rely on them).
 KEYS = (
-    "labkit_version", "git_commit", "git_dirty", "date", "quick_mode", "hostname",
-    "cpu_model", "cpu_count", "cpu_affinity", "machine", "kernel_release", "kernel_version",
-    "mitigations", "compiler", "cflags", "optimised", "sanitizers", "python",
-    "python_implementation", "packages", "io_uring",
+    "labkit_version",
+    "git_commit",
+    "git_dirty",
+    "date",
+    "quick_mode",
+    "hostname",
+    "cpu_model",
+    "cpu_count",
+    "cpu_affinity",
+    "machine",
+    "kernel_release",
+    "kernel_version",
+    "mitigations",
+    "compiler",
+    "cflags",
+    "optimised",
+    "sanitizers",
+    "python",
+    "python_implementation",
+    "packages",
+    "io_uring",
 )
 
 PACKAGES = ("numpy", "pandas", "cffi", "matplotlib", "jupyterlab", "nbval", "pytest")
@@ -78,11 +95,20 @@ def git_state(root: Path | None = None) -> tuple[str | None, bool | None]:
     if not (root / ".git").exists():
         return None, None
     try:
-        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
-                                capture_output=True, text=True, timeout=10, check=True)
-        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
-                                 "--untracked-files=no"],
-                                capture_output=True, text=True, timeout=10, check=True)
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+        status = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
     except (OSError, subprocess.SubprocessError):
         return None, None
     return commit.stdout.strip() or None, bool(status.stdout.strip())
@@ -100,8 +126,12 @@ def io_uring_status() -> dict[str, Any]:
 
     p = probe()
     setup_errno = p["setup_errno"]
-    return {"usable": setup_errno == 0, "errno": setup_errno or None, "reason": p["reason"],
-            "sysctl_disabled": p["io_uring_disabled"]}
+    return {
+        "usable": setup_errno == 0,
+        "errno": setup_errno or None,
+        "reason": p["reason"],
+        "sysctl_disabled": p["io_uring_disabled"],
+    }
 
 
 def environment(quick: bool | None = None) -> dict[str, Any]:
@@ -157,5 +187,13 @@ def format_environment(env: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["KEYS", "environment", "format_environment", "io_uring_status", "mitigations",
-           "cpu_model", "git_state", "package_versions"]
+__all__ = [
+    "KEYS",
+    "environment",
+    "format_environment",
+    "io_uring_status",
+    "mitigations",
+    "cpu_model",
+    "git_state",
+    "package_versions",
+]

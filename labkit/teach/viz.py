@@ -76,8 +76,10 @@ class IterState:
 
     def describe(self) -> str:
         """One line: ``IOVEC ITER_DEST count=50 iov_offset=150 nr_segs=1 seg=1``."""
-        return (f"{self.iter_type} ITER_{self.direction} count={self.count} "
-                f"iov_offset={self.iov_offset} nr_segs={self.nr_segs} seg={self.seg}")
+        return (
+            f"{self.iter_type} ITER_{self.direction} count={self.count} "
+            f"iov_offset={self.iov_offset} nr_segs={self.nr_segs} seg={self.seg}"
+        )
 
 
 @dataclass(frozen=True)
@@ -103,19 +105,28 @@ def _as_state(obj: Any) -> IterState:
     if isinstance(obj, IterState):
         return obj
     if isinstance(obj, dict):
-        return IterState(iter_type=str(obj.get("type", obj.get("iter_type", "BVEC"))),
-                         count=int(obj["count"]), iov_offset=int(obj["iov_offset"]),
-                         seg=int(obj.get("seg", 0)), nr_segs=int(obj.get("nr_segs", 0)),
-                         direction=str(obj.get("direction", "DEST")))
+        return IterState(
+            iter_type=str(obj.get("type", obj.get("iter_type", "BVEC"))),
+            count=int(obj["count"]),
+            iov_offset=int(obj["iov_offset"]),
+            seg=int(obj.get("seg", 0)),
+            nr_segs=int(obj.get("nr_segs", 0)),
+            direction=str(obj.get("direction", "DEST")),
+        )
     return iter_state(obj)
 
 
 def iter_state(it: Any) -> IterState:
     """The state of a :class:`labkit.IovIter` as an :class:`IterState`."""
     s = it.state()
-    return IterState(iter_type=str(s["type"]), count=int(s["count"]),
-                     iov_offset=int(s["iov_offset"]), seg=int(s["seg"]),
-                     nr_segs=int(s["nr_segs"]), direction=str(s["direction"]))
+    return IterState(
+        iter_type=str(s["type"]),
+        count=int(s["count"]),
+        iov_offset=int(s["iov_offset"]),
+        seg=int(s["seg"]),
+        nr_segs=int(s["nr_segs"]),
+        direction=str(s["direction"]),
+    )
 
 
 def iter_segments(it: Any) -> list[Segment]:
@@ -150,8 +161,10 @@ def iter_segments(it: Any) -> list[Segment]:
         return []
     if kind == "BVEC":
         bv = ffi.cast("const struct lk_bvec *", c_it.seg_first)
-        return [Segment(int(bv[k].bv_page) + int(bv[k].bv_offset), int(bv[k].bv_len))
-                for k in range(total)]
+        return [
+            Segment(int(bv[k].bv_page) + int(bv[k].bv_offset), int(bv[k].bv_len))
+            for k in range(total)
+        ]
     iov = ffi.cast("const struct lk_iovec *", c_it.seg_first)
     return [Segment(int(iov[k].iov_base), int(iov[k].iov_len)) for k in range(total)]
 
@@ -174,15 +187,19 @@ def layout(segments: Sequence[Segment | tuple[int, int]], state: Any) -> list[Se
     position = int(starts[min(st.seg, len(segs))]) + st.iov_offset
     end = position + st.count
     if end > int(starts[-1]):
-        raise ValueError(f"position {position} + count {st.count} is past the "
-                         f"segments' {int(starts[-1])} bytes")
+        raise ValueError(
+            f"position {position} + count {st.count} is past the segments' {int(starts[-1])} bytes"
+        )
     out = []
     for k, s in enumerate(segs):
         a, b = int(starts[k]), int(starts[k + 1])
         consumed = max(0, min(b, position) - a)
         remaining = max(0, min(b, end) - max(a, position))
-        out.append(SegmentLayout(k, s.addr, s.length, a, consumed, remaining,
-                                 s.length - consumed - remaining))
+        out.append(
+            SegmentLayout(
+                k, s.addr, s.length, a, consumed, remaining, s.length - consumed - remaining
+            )
+        )
     return out
 
 
@@ -215,12 +232,21 @@ def _contents_of(contents: Any, seg: Segment, k: int) -> np.ndarray | None:
     if k >= len(arrays):
         return None
     arr = np.frombuffer(memoryview(arrays[k]).cast("B"), dtype=np.uint8)
-    return arr[:seg.length]
+    return arr[: seg.length]
 
 
-def draw_iter(it: Any, ax: Any = None, *, segments: Sequence[Any] | None = None,
-              state: Any = None, title: str | None = None, contents: Any = None,
-              scale: str = "bytes", show_addr: bool = True, legend: bool = True) -> Any:
+def draw_iter(
+    it: Any,
+    ax: Any = None,
+    *,
+    segments: Sequence[Any] | None = None,
+    state: Any = None,
+    title: str | None = None,
+    contents: Any = None,
+    scale: str = "bytes",
+    show_addr: bool = True,
+    legend: bool = True,
+) -> Any:
     """Draw an iterator: segments as boxes, consumed and remaining bytes, position, count.
 
     Args:
@@ -248,8 +274,11 @@ def draw_iter(it: Any, ax: Any = None, *, segments: Sequence[Any] | None = None,
     from matplotlib.patches import Patch, Rectangle
 
     st = _as_state(it if state is None else state)
-    segs = iter_segments(it) if segments is None else [
-        s if isinstance(s, Segment) else Segment(int(s[0]), int(s[1])) for s in segments]
+    segs = (
+        iter_segments(it)
+        if segments is None
+        else [s if isinstance(s, Segment) else Segment(int(s[0]), int(s[1])) for s in segments]
+    )
     fig, ax = _new_axes(ax, (10, 2.4))
     ax.set_title(title if title is not None else st.describe(), fontsize=9, loc="left")
     ax.set_yticks([])
@@ -257,10 +286,17 @@ def draw_iter(it: Any, ax: Any = None, *, segments: Sequence[Any] | None = None,
         ax.spines[side].set_visible(False)
 
     if not segs:  # DISCARD: a count and no memory
-        ax.add_patch(Rectangle((0, 0), 1, 1, facecolor=COLOURS["remaining"], edgecolor="black",
-                               gid="seg0"))
-        ax.text(0.5, 0.5, f"{st.iter_type}: no memory\ncount={st.count}", ha="center",
-                va="center", fontsize=9)
+        ax.add_patch(
+            Rectangle((0, 0), 1, 1, facecolor=COLOURS["remaining"], edgecolor="black", gid="seg0")
+        )
+        ax.text(
+            0.5,
+            0.5,
+            f"{st.iter_type}: no memory\ncount={st.count}",
+            ha="center",
+            va="center",
+            fontsize=9,
+        )
         ax.set_xlim(-0.05, 1.05)
         ax.set_ylim(-0.6, 1.6)
         ax.set_xticks([])
@@ -270,8 +306,7 @@ def draw_iter(it: Any, ax: Any = None, *, segments: Sequence[Any] | None = None,
     folios = st.iter_type in ("XARRAY", "FOLIOQ")
     pos_seg, pos_off = st.seg, st.iov_offset
     if st.iter_type == "XARRAY":  # the kernel keeps it all in iov_offset: find the piece
-        pos_seg = next((sl.index for sl in lay if sl.start + sl.length > st.iov_offset),
-                       len(lay))
+        pos_seg = next((sl.index for sl in lay if sl.start + sl.length > st.iov_offset), len(lay))
         pos_off = st.iov_offset - (lay[pos_seg].start if pos_seg < len(lay) else 0)
     total = sum(s.length for s in segs)
     nonzero = [s.length for s in segs if s.length]
@@ -283,27 +318,52 @@ def draw_iter(it: Any, ax: Any = None, *, segments: Sequence[Any] | None = None,
     x = 0.0
     pos_x = None
     for sl, w in zip(lay, widths, strict=True):
+
         def frac(nbytes: int, sl: SegmentLayout = sl, w: float = w) -> float:
             return w * nbytes / sl.length if sl.length else 0.0
 
         # consumed | remaining | outside, left to right
-        parts = (("consumed", sl.consumed), ("remaining", sl.remaining),
-                 ("outside", sl.outside))
+        parts = (("consumed", sl.consumed), ("remaining", sl.remaining), ("outside", sl.outside))
         px = x
         for name, nbytes in parts:
             if nbytes:
-                ax.add_patch(Rectangle((px, 0), frac(nbytes), 1, facecolor=COLOURS[name],
-                                       edgecolor="none", hatch="//" if name == "outside" else None,
-                                       gid=f"{name}{sl.index}"))
+                ax.add_patch(
+                    Rectangle(
+                        (px, 0),
+                        frac(nbytes),
+                        1,
+                        facecolor=COLOURS[name],
+                        edgecolor="none",
+                        hatch="//" if name == "outside" else None,
+                        gid=f"{name}{sl.index}",
+                    )
+                )
                 px += frac(nbytes)
         if sl.length == 0 and scale == "bytes":
-            ax.add_line(Line2D([x, x], [-0.05, 1.05], color="black", linestyle="--",
-                               linewidth=1.5, gid=f"seg{sl.index}"))
+            ax.add_line(
+                Line2D(
+                    [x, x],
+                    [-0.05, 1.05],
+                    color="black",
+                    linestyle="--",
+                    linewidth=1.5,
+                    gid=f"seg{sl.index}",
+                )
+            )
             label_y, va = 1.32, "bottom"
         else:
-            ax.add_patch(Rectangle((x, 0), w, 1, fill=False, edgecolor="black",
-                                   linestyle="--" if sl.length == 0 else "-", linewidth=1.2,
-                                   gid=f"seg{sl.index}"))
+            ax.add_patch(
+                Rectangle(
+                    (x, 0),
+                    w,
+                    1,
+                    fill=False,
+                    edgecolor="black",
+                    linestyle="--" if sl.length == 0 else "-",
+                    linewidth=1.2,
+                    gid=f"seg{sl.index}",
+                )
+            )
             label_y, va = 1.06, "bottom"
         label = f"seg {sl.index}: len {sl.length}"
         if show_addr:
@@ -311,20 +371,36 @@ def draw_iter(it: Any, ax: Any = None, *, segments: Sequence[Any] | None = None,
         ax.text(x + w / 2, label_y, label, ha="center", va=va, fontsize=7)
         data = _contents_of(contents, segs[sl.index], sl.index)
         if data is not None:
-            ax.imshow(data[np.newaxis, :], extent=(x, x + w, -0.42, -0.12), aspect="auto",
-                      cmap="Greys", vmin=0, vmax=255, interpolation="nearest",
-                      gid=f"bytes{sl.index}")
-            ax.add_patch(Rectangle((x, -0.42), w, 0.3, fill=False, edgecolor="#808080",
-                                   linewidth=0.6))
+            ax.imshow(
+                data[np.newaxis, :],
+                extent=(x, x + w, -0.42, -0.12),
+                aspect="auto",
+                cmap="Greys",
+                vmin=0,
+                vmax=255,
+                interpolation="nearest",
+                gid=f"bytes{sl.index}",
+            )
+            ax.add_patch(
+                Rectangle((x, -0.42), w, 0.3, fill=False, edgecolor="#808080", linewidth=0.6)
+            )
         if sl.index == pos_seg:
             pos_x = x + frac(pos_off) if sl.length else x
         x += w
     if pos_x is None:  # past the last segment
         pos_x = x
-    ax.add_line(Line2D([pos_x, pos_x], [-0.5, 1.0], color=COLOURS["position"], linewidth=2,
-                       gid="position"))
-    ax.text(pos_x, -0.55, f"position: seg {st.seg}, iov_offset {st.iov_offset}",
-            ha="center", va="top", fontsize=8, color=COLOURS["position"])
+    ax.add_line(
+        Line2D([pos_x, pos_x], [-0.5, 1.0], color=COLOURS["position"], linewidth=2, gid="position")
+    )
+    ax.text(
+        pos_x,
+        -0.55,
+        f"position: seg {st.seg}, iov_offset {st.iov_offset}",
+        ha="center",
+        va="top",
+        fontsize=8,
+        color=COLOURS["position"],
+    )
     ax.set_xlim(-0.02 * span, 1.02 * span)
     top = 1.6 if show_addr else 1.4
     if scale == "bytes" and any(sl.length == 0 for sl in lay):
@@ -336,20 +412,30 @@ def draw_iter(it: Any, ax: Any = None, *, segments: Sequence[Any] | None = None,
         ax.set_xticks([])
         ax.set_xlabel("segments (equal widths)", fontsize=8)
     consumed = sum(sl.consumed for sl in lay)
-    summary = (f"consumed {consumed} B, count {st.count} B, of {total} B in {len(segs)} "
-               f"segment{'s' if len(segs) != 1 else ''}"
-               + (f" ({len(nonzero)} non-empty)" if len(nonzero) != len(segs) else ""))
-    ax.set_title((title if title is not None else st.describe()) + "\n" + summary,
-                 fontsize=9, loc="left")
-    handles = [Patch(facecolor=COLOURS["consumed"], label="consumed"),
-               Patch(facecolor=COLOURS["remaining"], label="remaining (count)"),
-               Patch(facecolor="white", hatch="//", edgecolor="black", label="outside count"),
-               Line2D([], [], color=COLOURS["position"], linewidth=2, label="position")]
+    summary = (
+        f"consumed {consumed} B, count {st.count} B, of {total} B in {len(segs)} "
+        f"segment{'s' if len(segs) != 1 else ''}"
+        + (f" ({len(nonzero)} non-empty)" if len(nonzero) != len(segs) else "")
+    )
+    ax.set_title(
+        (title if title is not None else st.describe()) + "\n" + summary, fontsize=9, loc="left"
+    )
+    handles = [
+        Patch(facecolor=COLOURS["consumed"], label="consumed"),
+        Patch(facecolor=COLOURS["remaining"], label="remaining (count)"),
+        Patch(facecolor="white", hatch="//", edgecolor="black", label="outside count"),
+        Line2D([], [], color=COLOURS["position"], linewidth=2, label="position"),
+    ]
     if contents is not None:
         handles.append(Patch(facecolor="black", label="byte strip: 0 white, 255 black"))
     if legend:
-        ax.legend(handles=handles, loc="center left", fontsize=7, frameon=False,
-                  bbox_to_anchor=(1.01, 0.5))
+        ax.legend(
+            handles=handles,
+            loc="center left",
+            fontsize=7,
+            frameon=False,
+            bbox_to_anchor=(1.01, 0.5),
+        )
     return ax
 
 
@@ -363,9 +449,15 @@ def _op_label(name: str, args: Sequence[Any]) -> str:
     return f"{name}({', '.join(shown)})"
 
 
-def draw_steps(it: Any, steps: Iterable[tuple[Any, ...]], *, contents: Any = None,
-               scale: str = "bytes", show_addr: bool = False,
-               width: float = 10.0) -> tuple[Any, list[dict[str, Any]]]:
+def draw_steps(
+    it: Any,
+    steps: Iterable[tuple[Any, ...]],
+    *,
+    contents: Any = None,
+    scale: str = "bytes",
+    show_addr: bool = False,
+    width: float = 10.0,
+) -> tuple[Any, list[dict[str, Any]]]:
     """Apply ``steps`` to ``it`` one by one and draw the iterator before and after each.
 
     Args:
@@ -385,12 +477,20 @@ def draw_steps(it: Any, steps: Iterable[tuple[Any, ...]], *, contents: Any = Non
 
     steps = list(steps)
     segs = iter_segments(it)
-    fig, axes = plt.subplots(len(steps) + 1, 1, figsize=(width, 2.0 * (len(steps) + 1)),
-                             squeeze=False)
-    log: list[dict[str, Any]] = [{"step": "start", "returned": "",
-                                  **iter_state(it).__dict__}]
-    draw_iter(it, axes[0][0], segments=segs, contents=contents, scale=scale,
-              show_addr=show_addr, title=f"start: {iter_state(it).describe()}", legend=True)
+    fig, axes = plt.subplots(
+        len(steps) + 1, 1, figsize=(width, 2.0 * (len(steps) + 1)), squeeze=False
+    )
+    log: list[dict[str, Any]] = [{"step": "start", "returned": "", **iter_state(it).__dict__}]
+    draw_iter(
+        it,
+        axes[0][0],
+        segments=segs,
+        contents=contents,
+        scale=scale,
+        show_addr=show_addr,
+        title=f"start: {iter_state(it).describe()}",
+        legend=True,
+    )
     for k, step in enumerate(steps, start=1):
         if len(step) == 2 and callable(step[1]):
             label, ret = str(step[0]), step[1](it)
@@ -398,14 +498,24 @@ def draw_steps(it: Any, steps: Iterable[tuple[Any, ...]], *, contents: Any = Non
             name, *args = step
             label = _op_label(str(name), args)
             ret = getattr(it, str(name))(*args)
-        shown = "" if ret is None else (f" -> {len(ret)} bytes" if isinstance(ret, bytes)
-                                        else f" -> {ret}")
+        shown = (
+            ""
+            if ret is None
+            else (f" -> {len(ret)} bytes" if isinstance(ret, bytes) else f" -> {ret}")
+        )
         st = iter_state(it)
         returned = "" if ret is None else (len(ret) if isinstance(ret, bytes) else ret)
-        log.append({"step": label, "returned": returned,
-                    **st.__dict__})
-        draw_iter(it, axes[k][0], segments=segs, contents=contents, scale=scale,
-                  show_addr=show_addr, title=f"{label}{shown}: {st.describe()}", legend=False)
+        log.append({"step": label, "returned": returned, **st.__dict__})
+        draw_iter(
+            it,
+            axes[k][0],
+            segments=segs,
+            contents=contents,
+            scale=scale,
+            show_addr=show_addr,
+            title=f"{label}{shown}: {st.describe()}",
+            legend=False,
+        )
     fig.tight_layout()
     return fig, log
 
@@ -425,8 +535,9 @@ def draw_side_by_side(iters: Sequence[tuple[str, Any]], *, width: float = 10.0) 
 # ---- registered buffers: bvec tables and seeks ---------------------------------
 
 
-def bvec_table(addr: int, length: int, *,
-               folio_shift: int = PAGE_SHIFT) -> list[tuple[int, int, int]]:
+def bvec_table(
+    addr: int, length: int, *, folio_shift: int = PAGE_SHIFT
+) -> list[tuple[int, int, int]]:
     """The bvec table io_uring builds when it registers ``[addr, addr + length)``.
 
     Rows are ``(page, offset, length)``, ``page`` the address of the page (or
@@ -516,9 +627,18 @@ def _page_label(page: int, base: int, page_size: int) -> str:
     return f"page +{(page - base) // page_size}"
 
 
-def draw_bvec_seek(table: Any, *, offset: int, length: int, state: Any = None,
-                   visited: int | None = None, seek: str = "", ax: Any = None,
-                   page_size: int = PAGE_SIZE, max_boxes: int = 16) -> Any:
+def draw_bvec_seek(
+    table: Any,
+    *,
+    offset: int,
+    length: int,
+    state: Any = None,
+    visited: int | None = None,
+    seek: str = "",
+    ax: Any = None,
+    page_size: int = PAGE_SIZE,
+    max_boxes: int = 16,
+) -> Any:
     """Draw a registered buffer's bvec table and where a seek to ``offset`` landed.
 
     Args:
@@ -574,8 +694,15 @@ def draw_bvec_seek(table: Any, *, offset: int, length: int, state: Any = None,
     prev = None
     for k in shown:
         if prev is not None and k != prev + 1:
-            ax.text(x + 0.4, 0.5, f"... {k - prev - 1} bvecs ...", ha="center", va="center",
-                    fontsize=7, gid=f"gap{k}")
+            ax.text(
+                x + 0.4,
+                0.5,
+                f"... {k - prev - 1} bvecs ...",
+                ha="center",
+                va="center",
+                fontsize=7,
+                gid=f"gap{k}",
+            )
             x += 0.8
         page, off, ln = rows[k]
         if k < landing:
@@ -589,24 +716,43 @@ def draw_bvec_seek(table: Any, *, offset: int, length: int, state: Any = None,
             gid = f"rest{k}"
         ax.add_patch(Rectangle((x, 0), 1, 1, facecolor=face, edgecolor="none", gid=gid))
         ax.add_patch(Rectangle((x, 0), 1, 1, fill=False, edgecolor="black", gid=f"bvec{k}"))
-        ax.text(x + 0.5, 1.06, f"bvec {k}\n{_page_label(page, base, page_size)}\n"
-                f"off {off} len {ln}", ha="center", va="bottom", fontsize=6)
+        ax.text(
+            x + 0.5,
+            1.06,
+            f"bvec {k}\n{_page_label(page, base, page_size)}\noff {off} len {ln}",
+            ha="center",
+            va="bottom",
+            fontsize=6,
+        )
         xs[k] = x
         if k == landing:
             frac = st.iov_offset / ln if ln else 0.0
-            ax.annotate(f"lands: bvec {k}, iov_offset={st.iov_offset}",
-                        xy=(x + frac, 0), xytext=(x + frac, -0.6), ha="center", fontsize=8,
-                        color=COLOURS["position"],
-                        arrowprops={"arrowstyle": "-|>", "color": COLOURS["position"]},
-                        gid="landing")
+            ax.annotate(
+                f"lands: bvec {k}, iov_offset={st.iov_offset}",
+                xy=(x + frac, 0),
+                xytext=(x + frac, -0.6),
+                ha="center",
+                fontsize=8,
+                color=COLOURS["position"],
+                arrowprops={"arrowstyle": "-|>", "color": COLOURS["position"]},
+                gid="landing",
+            )
         x += 1.0
         prev = k
     if landing in xs and last in xs and length:
         ln0, ln1 = rows[landing][2], rows[last][2]
         x0 = xs[landing] + (st.iov_offset / ln0 if ln0 else 0.0)
         x1 = xs[last] + (last_off / ln1 if ln1 else 0.0)
-        ax.add_patch(Rectangle((x0, -0.2), max(x1 - x0, 0.01), 0.12,
-                               facecolor=COLOURS["position"], edgecolor="none", gid="readspan"))
+        ax.add_patch(
+            Rectangle(
+                (x0, -0.2),
+                max(x1 - x0, 0.01),
+                0.12,
+                facecolor=COLOURS["position"],
+                edgecolor="none",
+                gid="readspan",
+            )
+        )
     ax.set_xlim(-0.1, x + 0.1)
     ax.set_ylim(-0.9, 2.0)
     ax.set_yticks([])
@@ -615,20 +761,35 @@ def draw_bvec_seek(table: Any, *, offset: int, length: int, state: Any = None,
         ax.spines[side].set_visible(False)
     head = f"{seek}: " if seek else ""
     vis = f", bvecs visited {visited}" if visited is not None else ""
-    ax.set_title(f"{head}read of {length} B at offset {offset} of a {total} B buffer "
-                 f"({n} bvecs){vis}", fontsize=10, loc="left")
-    skipped = ("walked over, one by one" if visited is not None and visited > 1
-               else "jumped over")
-    ax.legend(handles=[Patch(facecolor=COLOURS["skipped"], label=f"bvecs {skipped}"),
-                       Patch(facecolor=COLOURS["target"], label="bvecs the read covers"),
-                       Patch(facecolor=COLOURS["position"], label="the bytes read")],
-              loc="lower right", fontsize=7, frameon=False, ncol=3,
-              bbox_to_anchor=(1.0, -0.1))
+    ax.set_title(
+        f"{head}read of {length} B at offset {offset} of a {total} B buffer ({n} bvecs){vis}",
+        fontsize=10,
+        loc="left",
+    )
+    skipped = "walked over, one by one" if visited is not None and visited > 1 else "jumped over"
+    ax.legend(
+        handles=[
+            Patch(facecolor=COLOURS["skipped"], label=f"bvecs {skipped}"),
+            Patch(facecolor=COLOURS["target"], label="bvecs the read covers"),
+            Patch(facecolor=COLOURS["position"], label="the bytes read"),
+        ],
+        loc="lower right",
+        fontsize=7,
+        frameon=False,
+        ncol=3,
+        bbox_to_anchor=(1.0, -0.1),
+    )
     return ax
 
 
-def draw_seeks(table: Any, *, offset: int, length: int,
-               seeks: Sequence[tuple[str, Any, int | None]], width: float = 10.0) -> Any:
+def draw_seeks(
+    table: Any,
+    *,
+    offset: int,
+    length: int,
+    seeks: Sequence[tuple[str, Any, int | None]],
+    width: float = 10.0,
+) -> Any:
     """Draw several seeks of one table one above the other.
 
     ``seeks`` holds ``(name, state_after_seek, visited)`` per seek.
@@ -638,8 +799,8 @@ def draw_seeks(table: Any, *, offset: int, length: int,
     seeks = list(seeks)
     fig, axes = plt.subplots(len(seeks), 1, figsize=(width, 2.4 * len(seeks)), squeeze=False)
     for (name, st, vis), row in zip(seeks, axes, strict=True):
-        draw_bvec_seek(table, offset=offset, length=length, state=st, visited=vis, seek=name,
-                       ax=row[0])
+        draw_bvec_seek(
+            table, offset=offset, length=length, state=st, visited=vis, seek=name, ax=row[0]
+        )
     fig.tight_layout()
     return fig
-

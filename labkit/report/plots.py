@@ -26,8 +26,14 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 #: Colours by role, so "ours", "published" and "live" look the same in every notebook.
-COLORS = {"ours": "#1f77b4", "model": "#1f77b4", "published": "#7f7f7f", "live": "#d62728",
-          "before": "#ff7f0e", "after": "#2ca02c"}
+COLORS = {
+    "ours": "#1f77b4",
+    "model": "#1f77b4",
+    "published": "#7f7f7f",
+    "live": "#d62728",
+    "before": "#ff7f0e",
+    "after": "#2ca02c",
+}
 
 RC = {
     "figure.figsize": (7.0, 4.2),
@@ -69,18 +75,28 @@ def _axes(ax: Axes | None) -> Axes:
     return new
 
 
-def ours_vs_published(ours: pd.DataFrame, published: pd.DataFrame | None = None, *,
-                      label: str = "label", value: str = "median", low: str | None = "ci_low",
-                      high: str | None = "ci_high", published_value: str = "value",
-                      ylabel: str, title: str | None = None, log: bool = False,
-                      ours_name: str = "ours", published_name: str = "published",
-                      ax: Axes | None = None) -> Axes:
+def ours_vs_published(
+    ours: pd.DataFrame,
+    published: pd.DataFrame | None = None,
+    *,
+    label: str = "label",
+    value: str = "median",
+    low: str | None = "ci_low",
+    high: str | None = "ci_high",
+    published_value: str = "value",
+    ylabel: str,
+    title: str | None = None,
+    log: bool = False,
+    ours_name: str = "ours",
+    published_name: str = "published",
+    ax: Axes | None = None,
+) -> Axes:
     """Bars of our figures (with intervals) beside the published ones, per label.
 
     Args:
         ours: one row per label: ``label``, ``value`` and optionally the
             interval columns ``low``/``high`` (absolute bounds, as
-            :func:`labkit.bench.median_ci` returns).
+            :func:`labkit.measure.stats.median_ci` returns).
         published: rows with ``label`` and ``published_value``; several rows
             per label (individual published runs) are drawn as points over a
             bar at their mean.
@@ -90,8 +106,11 @@ def ours_vs_published(ours: pd.DataFrame, published: pd.DataFrame | None = None,
     if not ylabel:
         raise ValueError("ours_vs_published: ylabel (with units) is required")
     ax = _axes(ax)
-    labels = list(dict.fromkeys(
-        [*ours[label].astype(str), *([] if published is None else published[label].astype(str))]))
+    labels = list(
+        dict.fromkeys(
+            [*ours[label].astype(str), *([] if published is None else published[label].astype(str))]
+        )
+    )
     x = np.arange(len(labels))
     width = 0.38 if published is not None else 0.6
     o = ours.assign(_l=ours[label].astype(str)).set_index("_l")
@@ -118,16 +137,31 @@ def ours_vs_published(ours: pd.DataFrame, published: pd.DataFrame | None = None,
             if not len(vals):
                 continue
             px = x[k] + width / 2
-            ax.bar(px, vals.mean(), width, color=COLORS["published"], alpha=0.6,
-                   label=published_name if first else None)
+            ax.bar(
+                px,
+                vals.mean(),
+                width,
+                color=COLORS["published"],
+                alpha=0.6,
+                label=published_name if first else None,
+            )
             many = len(vals) > 1
-            ax.plot(np.full(len(vals), px), vals, "o", color="black", ms=3,
-                    label="published runs" if first_points and many else None)
+            ax.plot(
+                np.full(len(vals), px),
+                vals,
+                "o",
+                color="black",
+                ms=3,
+                label="published runs" if first_points and many else None,
+            )
             first = False
             first_points = first_points and not many
     ax.set_xticks(x)
-    ax.set_xticklabels(labels, rotation=20 if max(map(len, labels), default=0) > 10 else 0,
-                       ha="right" if max(map(len, labels), default=0) > 10 else "center")
+    ax.set_xticklabels(
+        labels,
+        rotation=20 if max(map(len, labels), default=0) > 10 else 0,
+        ha="right" if max(map(len, labels), default=0) > 10 else "center",
+    )
     ax.set_xlabel(label.replace("_", " "))
     ax.set_ylabel(ylabel)
     if log:
@@ -148,7 +182,7 @@ class PowerFit:
 
     def predict(self, x: Sequence[float] | np.ndarray) -> np.ndarray:
         """The fitted y at ``x``."""
-        return 10 ** self.intercept * np.asarray(x, dtype=float) ** self.slope
+        return 10**self.intercept * np.asarray(x, dtype=float) ** self.slope
 
 
 def fit_power_law(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> PowerFit:
@@ -169,11 +203,21 @@ def fit_power_law(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarr
     return PowerFit(float(slope), float(intercept), int(xa.size))
 
 
-def cost_vs_size(df: pd.DataFrame, *, x: str, y: str, group: str | None = None,
-                 low: str | None = None, high: str | None = None, xlabel: str, ylabel: str,
-                 title: str | None = None, fit: bool = True,
-                 colors: Mapping[str, str] | None = None,
-                 ax: Axes | None = None) -> tuple[Axes, dict[str, PowerFit]]:
+def cost_vs_size(
+    df: pd.DataFrame,
+    *,
+    x: str,
+    y: str,
+    group: str | None = None,
+    low: str | None = None,
+    high: str | None = None,
+    xlabel: str,
+    ylabel: str,
+    title: str | None = None,
+    fit: bool = True,
+    colors: Mapping[str, str] | None = None,
+    ax: Axes | None = None,
+) -> tuple[Axes, dict[str, PowerFit]]:
     """Cost ``y`` against size ``x`` on log-log axes, one line per ``group``, with fitted slopes.
 
     Args:
@@ -191,7 +235,8 @@ def cost_vs_size(df: pd.DataFrame, *, x: str, y: str, group: str | None = None,
     ax = _axes(ax)
     fits: dict[str, PowerFit] = {}
     groups: list[tuple[str, pd.DataFrame]] = (
-        [(str(k), g) for k, g in df.groupby(group, sort=False)] if group else [("", df)])
+        [(str(k), g) for k, g in df.groupby(group, sort=False)] if group else [("", df)]
+    )
     cycle = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
     for k, (name, g) in enumerate(groups):
         color = (colors or {}).get(name, cycle[k % len(cycle)])
@@ -229,5 +274,14 @@ def savefig(fig: Any, path: str, **kwargs: Any) -> None:
         fig.savefig(path, **kwargs)
 
 
-__all__ = ["COLORS", "PowerFit", "RC", "apply_style", "cost_vs_size", "fit_power_law",
-           "ours_vs_published", "savefig", "style"]
+__all__ = [
+    "COLORS",
+    "PowerFit",
+    "RC",
+    "apply_style",
+    "cost_vs_size",
+    "fit_power_law",
+    "ours_vs_published",
+    "savefig",
+    "style",
+]

@@ -1,13 +1,8 @@
-"""Timing kernels of the iterator core, and the core copy/advance benchmark.
+"""The core copy/advance benchmark behind ``labkit bench copy``.
 
-The ``time_*`` functions wrap the C kernels of ``labkit/csrc/bench_core.c``:
-each runs one batch of ``iters`` operations in C (loop and clock included) and
-returns nanoseconds per operation.  They check every buffer and length first,
-so no call can make the C side touch memory it was not given.
-
-:func:`core_copy` is the experiment behind ``labkit bench copy``: memcpy as
-the baseline, then copy_to_iter, copy_from_iter and advance for every
-iterator type and size, measured side by side through :func:`labkit.bench.run`.
+memcpy as the baseline, then copy_to_iter, copy_from_iter and advance for
+every iterator type and size, measured side by side through
+:func:`labkit.measure.runner.run` over the kernels of :mod:`labkit.measure.timers`.
 """
 
 from __future__ import annotations
@@ -18,81 +13,25 @@ from typing import Any
 
 import pandas as pd
 
-from labkit import bench
-from labkit._ffi import ffi, lib, size_arg
-from labkit.errors import IterMisuseError
-from labkit.iov_iter import ITER_DEST, ITER_SOURCE, IovIter, buffer_arg
-from labkit.memory import PAGE_SIZE, UserMemory
+from labkit._args import size_arg
+from labkit._ffi import ffi, lib
+from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter
+from labkit.core.memory import PAGE_SIZE, UserMemory
+from labkit.measure import runner, stats
+from labkit.measure.timers import (
+    time_advance,
+    time_clock,
+    time_copy_from_iter,
+    time_copy_to_iter,
+    time_empty,
+    time_memcpy,
+)
 
 EXPERIMENT = "core-copy"
 ITER_TYPES = ("UBUF", "IOVEC", "KVEC", "BVEC")
 OPS = ("copy_to_iter", "copy_from_iter", "advance")
 #: The large BVEC of the advance target: 1 GiB of 4 KiB pages.
 BIG_BVEC_SEGMENTS = 262_144
-
-
-def _iters(iters: int) -> int:
-    iters = size_arg(iters, "iters")
-    if iters < 1:
-        raise ValueError("iters must be >= 1")
-    return iters
-
-
-def time_empty(iters: int) -> float:
-    """ns per iteration of the timing loop with nothing in it (the harness's own cost)."""
-    return float(lib.lk_time_empty(_iters(iters)))
-
-
-def time_clock(iters: int) -> float:
-    """ns per read of the clock every timing kernel uses (``lk_clock_ns``)."""
-    return float(lib.lk_time_clock(_iters(iters)))
-
-
-def time_memcpy(dst: Any, src: Any, n: int, iters: int) -> float:
-    """ns per ``memcpy(dst, src, n)``; both buffers must hold at least ``n`` bytes."""
-    d = buffer_arg(dst, writable=True, what="dst")
-    s = buffer_arg(src, writable=False, what="src")
-    n = size_arg(n)
-    if n > len(d) or n > len(s):
-        raise ValueError(f"time_memcpy: n={n} exceeds dst ({len(d)}) or src ({len(s)})")
-    return float(lib.lk_time_memcpy(d, s, n, _iters(iters)))
-
-
-def time_copy_to_iter(it: IovIter, src: Any, n: int, iters: int) -> float:
-    """ns per ``copy_to_iter(src, n)`` into a fresh copy of ``it`` (``it`` is unchanged).
-
-    Raises:
-        IterMisuseError: if ``it`` is not ITER_DEST.
-    """
-    if it.direction != ITER_DEST:
-        raise IterMisuseError("time_copy_to_iter needs an ITER_DEST iterator")
-    s = buffer_arg(src, writable=False, what="src")
-    n = size_arg(n)
-    if n > len(s):
-        raise ValueError(f"time_copy_to_iter: n={n} exceeds src ({len(s)} bytes)")
-    with it._locked():
-        return float(lib.lk_time_copy_to_iter(it.c_iter, s, n, _iters(iters)))
-
-
-def time_copy_from_iter(it: IovIter, dst: Any, n: int, iters: int) -> float:
-    """ns per ``copy_from_iter(dst, n)`` out of a fresh copy of ``it`` (``it`` is unchanged).
-
-    Raises:
-        IterMisuseError: if ``it`` is not ITER_SOURCE.
-    """
-    if it.direction != ITER_SOURCE:
-        raise IterMisuseError("time_copy_from_iter needs an ITER_SOURCE iterator")
-    d = buffer_arg(dst, writable=True, what="dst")
-    n = size_arg(n)
-    if n > len(d):
-        raise ValueError(f"time_copy_from_iter: n={n} exceeds dst ({len(d)} bytes)")
-    with it._locked():
-        return float(lib.lk_time_copy_from_iter(it.c_iter, d, n, _iters(iters)))
-
-
-def time_advance(it: IovIter, n: int, iters: int) -> float:
-    """ns per ``advance(n)`` of a fresh copy of ``it`` (``it`` is unchanged)."""
-    return float(lib.lk_time_advance(it.c_iter, size_arg(n), _iters(iters)))
 
 
 def repeated_page_bvec(direction: int, nr_segs: int, mem: UserMemory | None = None) -> IovIter:
@@ -139,7 +78,7 @@ def make_setup(size: int, mem: UserMemory, seg_size: int = PAGE_SIZE) -> CopySet
     cuts = [(off, min(seg, size - off)) for off in range(0, size, seg)]
 
     def iters_over(arr: Any, direction: int) -> dict[str, IovIter]:
-        pieces = [arr[o:o + n] for o, n in cuts]
+        pieces = [arr[o : o + n] for o, n in cuts]
         return {
             "UBUF": IovIter.ubuf(direction, arr),
             "IOVEC": IovIter.iovec(direction, pieces),
@@ -147,13 +86,19 @@ def make_setup(size: int, mem: UserMemory, seg_size: int = PAGE_SIZE) -> CopySet
             "BVEC": IovIter.bvec(direction, [(p, 0, len(p)) for p in pieces]),
         }
 
-    return CopySetup(size, len(cuts), src_map.array, dst_map.array,
-                     iters_over(dst_map.array, ITER_DEST), iters_over(src_map.array, ITER_SOURCE))
+    return CopySetup(
+        size,
+        len(cuts),
+        src_map.array,
+        dst_map.array,
+        iters_over(dst_map.array, ITER_DEST),
+        iters_over(src_map.array, ITER_SOURCE),
+    )
 
 
 def _batched(kernel: Callable[[int], float], target_ns: float) -> Callable[[], float]:
     """A zero-argument variant running one calibrated batch of ``kernel``."""
-    iters = bench.calibrate(kernel, target_ns=target_ns)
+    iters = runner.calibrate(kernel, target_ns=target_ns)
     return lambda: kernel(iters)
 
 
@@ -161,13 +106,16 @@ def variants_for(setup: CopySetup, target_ns: float) -> dict[str, Callable[[], f
     """memcpy plus copy_to_iter / copy_from_iter / advance for every type, for one size."""
     n = setup.size
     out: dict[str, Callable[[], float]] = {
-        "memcpy": _batched(lambda k: time_memcpy(setup.dst, setup.src, n, k), target_ns)}
+        "memcpy": _batched(lambda k: time_memcpy(setup.dst, setup.src, n, k), target_ns)
+    }
     for t in ITER_TYPES:
         dest, source = setup.dest[t], setup.source[t]
         out[f"copy_to_iter {t}"] = _batched(
-            lambda k, it=dest: time_copy_to_iter(it, setup.src, n, k), target_ns)
+            lambda k, it=dest: time_copy_to_iter(it, setup.src, n, k), target_ns
+        )
         out[f"copy_from_iter {t}"] = _batched(
-            lambda k, it=source: time_copy_from_iter(it, setup.dst, n, k), target_ns)
+            lambda k, it=source: time_copy_from_iter(it, setup.dst, n, k), target_ns
+        )
         out[f"advance {t}"] = _batched(lambda k, it=dest: time_advance(it, n, k), target_ns)
     return out
 
@@ -199,19 +147,31 @@ def core_copy_config(quick: bool) -> CoreCopyConfig:
     then ignore those).
     """
     if quick:
-        return CoreCopyConfig((4096, 1 << 20), repeats=3, warmup=1, target_ns=3e5,
-                              big_bvec_segments=BIG_BVEC_SEGMENTS)
-    return CoreCopyConfig((64, 4096, 65536, 1 << 20), repeats=41, warmup=2, target_ns=1e6,
-                          big_bvec_segments=BIG_BVEC_SEGMENTS)
+        return CoreCopyConfig(
+            (4096, 1 << 20), repeats=3, warmup=1, target_ns=3e5, big_bvec_segments=BIG_BVEC_SEGMENTS
+        )
+    return CoreCopyConfig(
+        (64, 4096, 65536, 1 << 20),
+        repeats=41,
+        warmup=2,
+        target_ns=1e6,
+        big_bvec_segments=BIG_BVEC_SEGMENTS,
+    )
 
 
-def core_copy(quick: bool, *, repeats: int | None = None, cpu: int | None = None,
-              progress: bool = False, sizes: Sequence[int] | None = None) -> pd.DataFrame:
+def core_copy(
+    quick: bool,
+    *,
+    repeats: int | None = None,
+    cpu: int | None = None,
+    progress: bool = False,
+    sizes: Sequence[int] | None = None,
+) -> pd.DataFrame:
     """Run the core copy/advance benchmark; one row per sample.
 
     Per size: memcpy, copy_to_iter, copy_from_iter and advance for UBUF, IOVEC,
     KVEC and BVEC (segmented types cut into 4 KiB segments), interleaved in one
-    :func:`labkit.bench.run` with the order rotated each round (a variant run
+    :func:`labkit.measure.runner.run` with the order rotated each round (a variant run
     right after a light one, such as advance, was measured a few % slower:
     rotation spreads that over every variant).  Then, interleaved in a second run: the empty
     timing loop, the clock, and advance across a BVEC of 262,144 4 KiB pages
@@ -223,12 +183,19 @@ def core_copy(quick: bool, *, repeats: int | None = None, cpu: int | None = None
     reps = cfg.repeats if repeats is None else int(repeats)
     mem = UserMemory()
     frames = []
-    with bench.pinned(cpu) as pinned_cpu:
-        for size in (cfg.sizes if sizes is None else tuple(sizes)):
+    with runner.pinned(cpu) as pinned_cpu:
+        for size in cfg.sizes if sizes is None else tuple(sizes):
             setup = make_setup(size, mem)
-            df = bench.run(EXPERIMENT, variants_for(setup, cfg.target_ns), repeats=reps,
-                           warmup=cfg.warmup, params={"size": size, "segments": setup.segments},
-                           cpu=pinned_cpu, progress=progress, rotate=True)
+            df = runner.run(
+                EXPERIMENT,
+                variants_for(setup, cfg.target_ns),
+                repeats=reps,
+                warmup=cfg.warmup,
+                params={"size": size, "segments": setup.segments},
+                cpu=pinned_cpu,
+                progress=progress,
+                rotate=True,
+            )
             frames.append(df)
         nbig = cfg.big_bvec_segments
         big = repeated_page_bvec(ITER_DEST, nbig, mem)
@@ -238,24 +205,32 @@ def core_copy(quick: bool, *, repeats: int | None = None, cpu: int | None = None
             "clock": _batched(time_clock, cfg.target_ns),
             "advance BVEC": _batched(lambda k: time_advance(big, big_bytes, k), cfg.target_ns),
         }
-        df = bench.run(EXPERIMENT, extra, repeats=reps, warmup=cfg.warmup,
-                       params={"size": big_bytes, "segments": nbig}, cpu=pinned_cpu,
-                       progress=progress, rotate=True)
+        df = runner.run(
+            EXPERIMENT,
+            extra,
+            repeats=reps,
+            warmup=cfg.warmup,
+            params={"size": big_bytes, "segments": nbig},
+            cpu=pinned_cpu,
+            progress=progress,
+            rotate=True,
+        )
         # the empty loop and the clock have no size: keep the columns, mark them 0
         df.loc[df["variant"].isin(["empty", "clock"]), ["size", "segments"]] = 0
         frames.append(df)
     return _split_variant(pd.concat(frames, ignore_index=True))
 
 
-def summarize(df: pd.DataFrame, *, seed: int = bench.DEFAULT_SEED) -> pd.DataFrame:
+def summarize(df: pd.DataFrame, *, seed: int = stats.DEFAULT_SEED) -> pd.DataFrame:
     """Per (size, variant): median ns/op with its interval, GB/s, % of memcpy, ns per segment."""
-    med = bench.median_ci(df, by=["size", "segments", "variant"], seed=seed)
+    med = stats.median_ci(df, by=["size", "segments", "variant"], seed=seed)
     med = _split_variant(med)
     copies = med["op"].isin(["memcpy", "copy_to_iter", "copy_from_iter"])
     med["GB_per_s"] = (med["size"] / med["median"]).where(copies)
     base = med[med["variant"] == "memcpy"].set_index("size")["median"]
     med["pct_of_memcpy"] = (100 * med["size"].map(base) / med["median"]).where(
-        copies & (med["variant"] != "memcpy"))
+        copies & (med["variant"] != "memcpy")
+    )
     walks = (med["op"] == "advance") & (med["iter_type"] != "UBUF") & (med["segments"] > 0)
     med["ns_per_segment"] = (med["median"] / med["segments"]).where(walks)
     return med
@@ -274,7 +249,7 @@ class Target:
     met: bool
 
 
-def targets(df: pd.DataFrame, *, seed: int = bench.DEFAULT_SEED) -> list[Target]:
+def targets(df: pd.DataFrame, *, seed: int = stats.DEFAULT_SEED) -> list[Target]:
     """The four headline figures (those measured in ``df``): copy ratios, advance, empty loop.
 
     Bandwidth ratios are median(memcpy ns) / median(copy ns), measured side by
@@ -285,23 +260,45 @@ def targets(df: pd.DataFrame, *, seed: int = bench.DEFAULT_SEED) -> list[Target]
     for t, bound in (("UBUF", 90.0), ("IOVEC", 80.0)):
         name = f"copy_to_iter {t}"
         if name in set(mib["variant"]) and "memcpy" in set(mib["variant"]):
-            r = bench.ratio_ci(mib, "memcpy", name, seed=seed)
+            r = stats.ratio_ci(mib, "memcpy", name, seed=seed)
             seg = int(mib.loc[mib["variant"] == name, "segments"].iloc[0])
-            label = ("copy_to_iter into a 1 MiB UBUF" if t == "UBUF"
-                     else f"copy_to_iter into an IOVEC of {seg} x 4 KiB")
-            out.append(Target(f"{label}, % of memcpy bandwidth", 100 * r.ratio, 100 * r.ci_low,
-                              100 * r.ci_high, "%", f">= {bound:g}", 100 * r.ratio >= bound))
+            label = (
+                "copy_to_iter into a 1 MiB UBUF"
+                if t == "UBUF"
+                else f"copy_to_iter into an IOVEC of {seg} x 4 KiB"
+            )
+            out.append(
+                Target(
+                    f"{label}, % of memcpy bandwidth",
+                    100 * r.ratio,
+                    100 * r.ci_low,
+                    100 * r.ci_high,
+                    "%",
+                    f">= {bound:g}",
+                    100 * r.ratio >= bound,
+                )
+            )
     big = df[(df["variant"] == "advance BVEC") & (df["segments"] == BIG_BVEC_SEGMENTS)]
     if len(big):
         per_seg = big.assign(ns_per_op=big["ns_per_op"] / BIG_BVEC_SEGMENTS)
-        m, lo, hi = bench.bootstrap_median(per_seg["ns_per_op"], seed=seed)
-        out.append(Target(f"advance across a {BIG_BVEC_SEGMENTS:,}-segment BVEC, per segment",
-                          m, lo, hi, "ns", "<= 1", m <= 1.0))
+        m, lo, hi = stats.bootstrap_median(per_seg["ns_per_op"], seed=seed)
+        out.append(
+            Target(
+                f"advance across a {BIG_BVEC_SEGMENTS:,}-segment BVEC, per segment",
+                m,
+                lo,
+                hi,
+                "ns",
+                "<= 1",
+                m <= 1.0,
+            )
+        )
     empty = df[df["variant"] == "empty"]
     if len(empty):
-        m, lo, hi = bench.bootstrap_median(empty["ns_per_op"], seed=seed)
-        out.append(Target("empty operation (the timing loop alone)", m, lo, hi, "ns/op", "< 2",
-                          m < 2.0))
+        m, lo, hi = stats.bootstrap_median(empty["ns_per_op"], seed=seed)
+        out.append(
+            Target("empty operation (the timing loop alone)", m, lo, hi, "ns/op", "< 2", m < 2.0)
+        )
     return out
 
 

@@ -54,6 +54,5 @@ double lk_time_fixed_seek(const struct lk_fixed_buf *buf, size_t offset, size_t 
 			  int seek, uint64_t iters);
 double lk_time_fixed_submit(const struct lk_fixed_buf *buf, size_t offset, size_t len,
 			    int seek, const void *src, uint64_t iters);
-double lk_time_read_syscall(int fd, void *dst, size_t len, uint64_t iters);
 
 #endif

@@ -13,7 +13,8 @@ import errno
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from labkit._ffi import check, ffi, lib, size_arg
+from labkit._args import size_arg
+from labkit._ffi import check, ffi, lib
 from labkit.errors import IterMisuseError
 
 TYPE_NAMES = {
@@ -84,8 +85,9 @@ class _ClassOrInstanceMethod:
     def __init__(self, on_class: Any, on_instance: Any) -> None:
         self._on_class = on_class
         self._on_instance = on_instance
-        self.__doc__ = (f"On the class: {on_class.__func__.__doc__}\n\n"
-                        f"On an instance: {on_instance.__doc__}")
+        self.__doc__ = (
+            f"On the class: {on_class.__func__.__doc__}\n\nOn an instance: {on_instance.__doc__}"
+        )
 
     def __get__(self, obj: Any, cls: type | None = None) -> Any:
         if obj is None:
@@ -105,8 +107,9 @@ class IovIter:
 
     __slots__ = ("_it", "_keep", "_mem", "heap_iovecs", "__weakref__")
 
-    def __init__(self, c_iter: Any, keep: Sequence[Any] = (), mem: Any = None,
-                 heap_iovecs: bool = False) -> None:
+    def __init__(
+        self, c_iter: Any, keep: Sequence[Any] = (), mem: Any = None, heap_iovecs: bool = False
+    ) -> None:
         """Wrap a C iterator (internal: use the classmethods or the import functions)."""
         self._it = c_iter
         self._keep = tuple(keep)
@@ -126,11 +129,14 @@ class IovIter:
         return cls(it, (cbuf,))
 
     @classmethod
-    def _segments(cls, direction: int, bufs: Iterable[Any], count: int | None,
-                  kind: str) -> IovIter:
+    def _segments(
+        cls, direction: int, bufs: Iterable[Any], count: int | None, kind: str
+    ) -> IovIter:
         d = direction_arg(direction)
-        cbufs = [buffer_arg(b, writable=d == ITER_DEST, what=f"{kind} segment {k}")
-                 for k, b in enumerate(bufs)]
+        cbufs = [
+            buffer_arg(b, writable=d == ITER_DEST, what=f"{kind} segment {k}")
+            for k, b in enumerate(bufs)
+        ]
         segs = ffi.new("struct lk_iovec[]", max(len(cbufs), 1))
         for k, cb in enumerate(cbufs):
             segs[k].iov_base = address_of(cb)
@@ -155,8 +161,9 @@ class IovIter:
         return cls._segments(direction, bufs, count, "kvec")
 
     @classmethod
-    def bvec(cls, direction: int, bvecs: Iterable[tuple[Any, int, int]],
-             count: int | None = None) -> IovIter:
+    def bvec(
+        cls, direction: int, bvecs: Iterable[tuple[Any, int, int]], count: int | None = None
+    ) -> IovIter:
         """An array of (page_buf, offset, length) (``iov_iter_bvec``).
 
         ``page_buf`` stands for the page (or the folio: several contiguous pages)
@@ -220,8 +227,16 @@ class IovIter:
         return xarray_iter(cls, direction, xarray, start, count)
 
     @classmethod
-    def folio_queue(cls, direction: int, folioq: Any, first_slot: int = 0, offset: int = 0,
-                    count: int | None = None, *, segment: int = 0) -> IovIter:
+    def folio_queue(
+        cls,
+        direction: int,
+        folioq: Any,
+        first_slot: int = 0,
+        offset: int = 0,
+        count: int | None = None,
+        *,
+        segment: int = 0,
+    ) -> IovIter:
         """``count`` bytes of a folio queue from ``offset`` in slot ``first_slot``
         (``iov_iter_folio_queue``, Linux 6.12+).
 
@@ -243,7 +258,7 @@ class IovIter:
 
     @property
     def iter_type(self) -> str:
-        """"UBUF", "IOVEC", "KVEC", "BVEC", "DISCARD", "XARRAY" or "FOLIOQ"."""
+        """ "UBUF", "IOVEC", "KVEC", "BVEC", "DISCARD", "XARRAY" or "FOLIOQ"."""
         return TYPE_NAMES[self._it.iter_type]
 
     @property
@@ -305,14 +320,21 @@ class IovIter:
 
     def state(self) -> dict[str, int | str]:
         """The iterator's state as a dict (type, direction, count, iov_offset, nr_segs, seg)."""
-        return {"type": self.iter_type, "direction": self.direction.name,
-                "count": self.count, "iov_offset": self.iov_offset,
-                "nr_segs": self.nr_segs, "seg": self.seg_index}
+        return {
+            "type": self.iter_type,
+            "direction": self.direction.name,
+            "count": self.count,
+            "iov_offset": self.iov_offset,
+            "nr_segs": self.nr_segs,
+            "seg": self.seg_index,
+        }
 
     def __repr__(self) -> str:
         s = self.state()
-        return (f"IovIter({s['type']}, ITER_{s['direction']}, count={s['count']}, "
-                f"iov_offset={s['iov_offset']}, nr_segs={s['nr_segs']}, seg={s['seg']})")
+        return (
+            f"IovIter({s['type']}, ITER_{s['direction']}, count={s['count']}, "
+            f"iov_offset={s['iov_offset']}, nr_segs={s['nr_segs']}, seg={s['seg']})"
+        )
 
     # ---- moving the position --------------------------------------------
 
@@ -333,14 +355,17 @@ class IovIter:
         with self._locked():
             ret = lib.lk_iter_revert(self._it, size_arg(n))
         if ret == -errno.ERANGE:
-            raise IterMisuseError(f"revert({n}) goes past the start of the iterator "
-                                  "(the kernel would BUG)")
+            raise IterMisuseError(
+                f"revert({n}) goes past the start of the iterator (the kernel would BUG)"
+            )
         if ret == -errno.EOVERFLOW:
-            raise IterMisuseError(f"revert({n}) would take count past SIZE_MAX "
-                                  f"(count is {self.count})")
+            raise IterMisuseError(
+                f"revert({n}) would take count past SIZE_MAX (count is {self.count})"
+            )
         if ret < 0:
-            raise IterMisuseError(f"revert({n}) is more than MAX_RW_COUNT "
-                                  "(the kernel WARNs and ignores it)")
+            raise IterMisuseError(
+                f"revert({n}) is more than MAX_RW_COUNT (the kernel WARNs and ignores it)"
+            )
 
     def truncate(self, n: int) -> None:
         """Limit count to ``n`` (no effect if count is already smaller)."""
@@ -359,8 +384,7 @@ class IovIter:
             ret = lib.lk_iter_reexpand(self._it, n)
             capacity = lib.lk_iter_capacity(self._it)
         if ret < 0:
-            raise IterMisuseError(f"reexpand({n}): only {capacity} "
-                                  "bytes are left in the segments")
+            raise IterMisuseError(f"reexpand({n}): only {capacity} bytes are left in the segments")
 
     def single_seg_count(self) -> int:
         """Bytes left in the current segment (count if there is at most one segment)."""
@@ -436,8 +460,9 @@ class IovIter:
         with self._locked():
             ret = lib.lk_copy_to_iter(src, len(src), self._it)
         if ret < 0:
-            raise IterMisuseError("copy_to_iter into an ITER_SOURCE iterator "
-                                  "(the kernel WARNs and copies nothing)")
+            raise IterMisuseError(
+                "copy_to_iter into an ITER_SOURCE iterator (the kernel WARNs and copies nothing)"
+            )
         return int(ret)
 
     def copy_from_iter(self, n: int) -> bytes:
@@ -447,8 +472,9 @@ class IovIter:
             IterMisuseError: if the iterator is ITER_DEST (the kernel WARNs).
         """
         if not self._it.data_source:
-            raise IterMisuseError("copy_from_iter out of an ITER_DEST iterator "
-                                  "(the kernel WARNs and copies nothing)")
+            raise IterMisuseError(
+                "copy_from_iter out of an ITER_DEST iterator (the kernel WARNs and copies nothing)"
+            )
         n = min(size_arg(n), self.count)
         out = bytearray(n)
         dst = ffi.from_buffer(out)
@@ -478,5 +504,3 @@ class _NoLock:
 
 
 _NO_LOCK = _NoLock()
-
-

@@ -43,8 +43,8 @@ from typing import Any
 
 import pandas as pd
 
-from labkit import report
 from labkit.config import PACKAGE_DIR, data_dir, repo_root
+from labkit.report import summary as report
 
 NOTEBOOK_GLOB = "[0-9][0-9]-*.ipynb"
 SOURCE_SUFFIXES = (".py", ".c", ".h", ".cdef")
@@ -127,16 +127,26 @@ def _notebook_sources(path: Path) -> bytes:
     cells = []
     for cell in nb.get("cells", []):
         src = cell.get("source", "")
-        cells.append([cell.get("cell_type"), "".join(src) if isinstance(src, list) else src,
-                      sorted(cell.get("metadata", {}).get("tags", []))])
+        cells.append(
+            [
+                cell.get("cell_type"),
+                "".join(src) if isinstance(src, list) else src,
+                sorted(cell.get("metadata", {}).get("tags", [])),
+            ]
+        )
     return json.dumps(cells, sort_keys=True).encode()
 
 
 def package_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
     """Every source file of the labkit package (Python and C), sorted."""
-    return sorted(p for p in package_dir.rglob("*")
-                  if p.suffix in SOURCE_SUFFIXES and p.is_file()
-                  and "__pycache__" not in p.parts and p.name != "_labkit.c")
+    return sorted(
+        p
+        for p in package_dir.rglob("*")
+        if p.suffix in SOURCE_SUFFIXES
+        and p.is_file()
+        and "__pycache__" not in p.parts
+        and p.name != "_labkit.c"
+    )
 
 
 def run_hash(notebook: Path, params: dict[str, Any], package_dir: Path = PACKAGE_DIR) -> str:
@@ -183,8 +193,9 @@ def _first_line(source: Any) -> str:
     return ""
 
 
-def _execute(nb: Path, dest: Path, params: dict[str, Any], cwd: Path,
-             timeout: float | None) -> NotebookRun:
+def _execute(
+    nb: Path, dest: Path, params: dict[str, Any], cwd: Path, timeout: float | None
+) -> NotebookRun:
     """Run one notebook with papermill; a failure is returned, not raised."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
@@ -193,8 +204,15 @@ def _execute(nb: Path, dest: Path, params: dict[str, Any], cwd: Path,
     run = NotebookRun(nb.name, "ran", 0.0, "")
     try:
         papermill.execute_notebook(
-            str(nb), str(dest), parameters=params, cwd=str(cwd), progress_bar=False,
-            log_output=False, kernel_name="python3", execution_timeout=timeout)
+            str(nb),
+            str(dest),
+            parameters=params,
+            cwd=str(cwd),
+            progress_bar=False,
+            log_output=False,
+            kernel_name="python3",
+            execution_timeout=timeout,
+        )
     except PapermillExecutionError as exc:
         run.status = "failed"
         run.exec_count = exc.exec_count
@@ -264,19 +282,28 @@ def _index_html(rep: Reproduction) -> str:
     for r in rep.runs:
         stem = Path(r.name).stem
         status = r.status if r.status != "failed" else f"FAILED: {r.describe_failure()}"
-        rows.append(f"<tr><td><a href='html/{esc(stem)}.html'>{esc(r.name)}</a></td>"
-                    f"<td><a href='notebooks/{esc(r.name)}'>ipynb</a></td>"
-                    f"<td>{esc(status)}</td><td>{r.seconds:.1f} s</td></tr>")
+        rows.append(
+            f"<tr><td><a href='html/{esc(stem)}.html'>{esc(r.name)}</a></td>"
+            f"<td><a href='notebooks/{esc(r.name)}'>ipynb</a></td>"
+            f"<td>{esc(status)}</td><td>{r.seconds:.1f} s</td></tr>"
+        )
     table = rep.summary.drop(columns=["recorded"], errors="ignore").copy()
     for c in ("published", "model", "live"):
         table[c] = table[c].map(report.format_figure)
-    summary = (table.to_html(index=False, escape=True, border=0, classes="summary")
-               if len(table) else "<p>(no results recorded)</p>")
+    summary = (
+        table.to_html(index=False, escape=True, border=0, classes="summary")
+        if len(table)
+        else "<p>(no results recorded)</p>"
+    )
     figs = sorted((rep.out / "figures").glob("*.png"))
-    gallery = "\n".join(
-        f"<figure><a href='figures/{esc(p.stem)}.svg'><img src='figures/{esc(p.name)}' "
-        f"alt='{esc(p.stem)}'></a><figcaption>{esc(p.stem)}</figcaption></figure>"
-        for p in figs) or "<p>(no figures saved)</p>"
+    gallery = (
+        "\n".join(
+            f"<figure><a href='figures/{esc(p.stem)}.svg'><img src='figures/{esc(p.name)}' "
+            f"alt='{esc(p.stem)}'></a><figcaption>{esc(p.stem)}</figcaption></figure>"
+            for p in figs
+        )
+        or "<p>(no figures saved)</p>"
+    )
     import labkit
 
     when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -304,9 +331,16 @@ figures.</p>
 """
 
 
-def run(*, quick: bool = False, out: str | os.PathLike[str] | None = None, force: bool = False,
-        notebooks: str | os.PathLike[str] | None = None, progress: bool = True,
-        timeout: float | None = None, html_report: bool = True) -> Reproduction:
+def run(
+    *,
+    quick: bool = False,
+    out: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    notebooks: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    timeout: float | None = None,
+    html_report: bool = True,
+) -> Reproduction:
     """Execute every numbered notebook and write the reproduction into ``out``.
 
     Args:
@@ -343,13 +377,22 @@ def run(*, quick: bool = False, out: str | os.PathLike[str] | None = None, force
         digest = run_hash(nb, params)
         dest = out_path / "notebooks" / nb.name
         state = _load_state(out_path, nb)
-        if (not force and state.get("hash") == digest and state.get("status") == "ran"
-                and dest.is_file()):
-            rep.runs.append(NotebookRun(nb.name, "skipped", float(state.get("seconds", 0.0)),
-                                        digest))
+        if (
+            not force
+            and state.get("hash") == digest
+            and state.get("status") == "ran"
+            and dest.is_file()
+        ):
+            rep.runs.append(
+                NotebookRun(nb.name, "skipped", float(state.get("seconds", 0.0)), digest)
+            )
             continue
-        env = {"LABKIT_OUT": str(out_path), "LABKIT_QUICK": "1" if quick else "0",
-               "LABKIT_NOTEBOOK": nb.name, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+        env = {
+            "LABKIT_OUT": str(out_path),
+            "LABKIT_QUICK": "1" if quick else "0",
+            "LABKIT_NOTEBOOK": nb.name,
+            "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+        }
         with _environ(env):
             result = _execute(nb, dest, params, nb_dir.resolve(), timeout)
         result.hash = digest
@@ -380,8 +423,10 @@ def print_reproduction(rep: Reproduction, stream: Any = None) -> None:
     """Print the per-notebook status, the summary table and any failure."""
     stream = stream or sys.stdout
     mode = "quick" if rep.quick else "full"
-    print(f"labkit reproduce ({mode} mode): {len(rep.runs)} notebooks in {rep.seconds:.1f} s",
-          file=stream)
+    print(
+        f"labkit reproduce ({mode} mode): {len(rep.runs)} notebooks in {rep.seconds:.1f} s",
+        file=stream,
+    )
     for r in rep.runs:
         note = f"  {r.status:8s} {r.name}  {r.seconds:6.1f} s"
         if r.status == "skipped":
@@ -394,12 +439,25 @@ def print_reproduction(rep: Reproduction, stream: Any = None) -> None:
         print(f"FAILED {r.describe_failure()}", file=sys.stderr)
 
 
-def main(*, quick: bool, out: str | None, force: bool, notebooks: str | None = None,
-         progress: bool = True, timeout: float | None = None) -> int:
+def main(
+    *,
+    quick: bool,
+    out: str | None,
+    force: bool,
+    notebooks: str | None = None,
+    progress: bool = True,
+    timeout: float | None = None,
+) -> int:
     """What ``labkit reproduce`` runs: returns 0, or 1 if a notebook failed."""
     try:
-        rep = run(quick=quick, out=out, force=force, notebooks=notebooks, progress=progress,
-                  timeout=timeout)
+        rep = run(
+            quick=quick,
+            out=out,
+            force=force,
+            notebooks=notebooks,
+            progress=progress,
+            timeout=timeout,
+        )
     except FileNotFoundError as exc:
         print(f"labkit reproduce: {exc}", file=sys.stderr)
         return 2
@@ -409,24 +467,56 @@ def main(*, quick: bool, out: str | None, force: bool, notebooks: str | None = N
 
 def add_arguments(parser: Any) -> None:
     """The options of ``labkit reproduce``."""
-    parser.add_argument("--quick", action="store_true",
-                        help="quick mode: small sizes and few repeats (as CI)")
-    parser.add_argument("--out", metavar="DIR", default=None,
-                        help="output directory (default: reproduction/quick or reproduction/full)")
-    parser.add_argument("--force", action="store_true",
-                        help="rerun notebooks even if their code and parameters are unchanged")
-    parser.add_argument("--notebooks", metavar="DIR", default=None,
-                        help="notebooks directory (default: $LABKIT_NOTEBOOKS or notebooks/)")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="time allowed per cell (default: no limit)")
+    parser.add_argument(
+        "--quick", action="store_true", help="quick mode: small sizes and few repeats (as CI)"
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="output directory (default: reproduction/quick or reproduction/full)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="rerun notebooks even if their code and parameters are unchanged",
+    )
+    parser.add_argument(
+        "--notebooks",
+        metavar="DIR",
+        default=None,
+        help="notebooks directory (default: $LABKIT_NOTEBOOKS or notebooks/)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time allowed per cell (default: no limit)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def from_args(args: Any) -> int:
     """Run ``labkit reproduce`` from parsed arguments."""
-    return main(quick=args.quick, out=args.out, force=args.force, notebooks=args.notebooks,
-                progress=not args.no_progress, timeout=args.timeout)
+    return main(
+        quick=args.quick,
+        out=args.out,
+        force=args.force,
+        notebooks=args.notebooks,
+        progress=not args.no_progress,
+        timeout=args.timeout,
+    )
 
 
-__all__: Sequence[str] = ("NotebookRun", "Reproduction", "run", "run_hash", "find_notebooks",
-                          "notebooks_dir", "default_out", "print_reproduction", "main")
+__all__: Sequence[str] = (
+    "NotebookRun",
+    "Reproduction",
+    "run",
+    "run_hash",
+    "find_notebooks",
+    "notebooks_dir",
+    "default_out",
+    "print_reproduction",
+    "main",
+)

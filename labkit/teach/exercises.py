@@ -5,7 +5,7 @@ against the model itself: the expected answer is computed by running labkit's
 C iterator over real memory when the check runs, never written down here.
 In a notebook::
 
-    from labkit import exercises
+    from labkit.teach import exercises
     print(exercises.ADVANCE.question)
     answer = (2, 50, 150)          # your answer
     exercises.ADVANCE.check(answer)
@@ -80,8 +80,9 @@ def _iovec_100_0_200() -> Any:
 
     mem = labkit.UserMemory()
     m = mem.map(2 * PAGE)
-    return labkit.import_iovec(labkit.ITER_DEST, [(m.addr, 100), (m.addr + 2000, 0),
-                                                  (m.addr + PAGE, 200)], mem)
+    return labkit.import_iovec(
+        labkit.ITER_DEST, [(m.addr, 100), (m.addr + 2000, 0), (m.addr + PAGE, 200)], mem
+    )
 
 
 def _solve_advance() -> tuple[int, int, int]:
@@ -102,19 +103,21 @@ def _solve_import() -> tuple[str, str]:
 
     mem = labkit.UserMemory()
     m = mem.map(PAGE)
-    return tuple(labkit.import_iovec(labkit.ITER_DEST, [(m.addr, PAGE)], mem,
-                                     kernel=k).iter_type for k in ("6.3", "6.4"))
+    return tuple(
+        labkit.import_iovec(labkit.ITER_DEST, [(m.addr, PAGE)], mem, kernel=k).iter_type
+        for k in ("6.3", "6.4")
+    )
 
 
 def _solve_seek() -> tuple[int, int]:
     """A buffer registered 512 bytes into a page, 6 pages long; read at byte 10000."""
     import labkit
-    from labkit import viz
+    from labkit.teach import viz
 
     mem = labkit.UserMemory()
     m = mem.map(8 * PAGE)
     table = viz.bvec_table(m.addr + 512, 6 * PAGE)
-    bvecs = [(m.array[p - m.addr:p - m.addr + PAGE], off, n) for p, off, n in table]
+    bvecs = [(m.array[p - m.addr : p - m.addr + PAGE], off, n) for p, off, n in table]
     it = labkit.IovIter.bvec(labkit.ITER_DEST, bvecs)
     it.advance(10000)  # the model's own walk, in C
     return (it.seg_index, it.iov_offset)

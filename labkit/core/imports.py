@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from labkit._ffi import ffi, lib, raise_errno
-from labkit.iov_iter import IovIter, direction_arg
-from labkit.memory import UserMemory
+from labkit.core.iov_iter import IovIter, direction_arg
+from labkit.core.memory import UserMemory
 
 MAX_RW_COUNT = int(lib.LK_MAX_RW_COUNT)
 """INT_MAX rounded down to a page: the most one read or write moves."""
@@ -69,8 +69,14 @@ def _signed(length: int) -> int:
     return length - 2**64 if length >= 2**63 else length
 
 
-def import_iovec(direction: int, iovecs: Sequence[tuple[int, int]], mem: UserMemory, *,
-                 fast_segs: int = UIO_FASTIOV, kernel: str = "6.4") -> IovIter:
+def import_iovec(
+    direction: int,
+    iovecs: Sequence[tuple[int, int]],
+    mem: UserMemory,
+    *,
+    fast_segs: int = UIO_FASTIOV,
+    kernel: str = "6.4",
+) -> IovIter:
     """Import the user's iovec array, as ``import_iovec()`` does for readv/writev.
 
     Args:
@@ -97,8 +103,10 @@ def import_iovec(direction: int, iovecs: Sequence[tuple[int, int]], mem: UserMem
         raise ValueError(f"fast_segs must be in 0..{UIO_MAXIOV}, got {fast_segs}")
     pairs = list(iovecs)
     if len(pairs) > UIO_MAXIOV:
-        raise_errno(errno.EINVAL, f"import_iovec: {len(pairs)} segments, more than "
-                    f"UIO_MAXIOV ({UIO_MAXIOV})")
+        raise_errno(
+            errno.EINVAL,
+            f"import_iovec: {len(pairs)} segments, more than UIO_MAXIOV ({UIO_MAXIOV})",
+        )
     uvec = ffi.new("struct lk_iovec[]", max(len(pairs), 1))
     for k, pair in enumerate(pairs):
         try:
@@ -120,8 +128,9 @@ def import_iovec(direction: int, iovecs: Sequence[tuple[int, int]], mem: UserMem
     # the address-space table is read in C with the GIL released: hold the
     # lock that map()/unmap() take, or a concurrent map() can move the table
     with mem.lock:
-        ret = lib.lk_import_iovec(d, uvec, len(pairs), int(fast_segs), fast, iovp, it,
-                                  mem.c_mm, era)
+        ret = lib.lk_import_iovec(
+            d, uvec, len(pairs), int(fast_segs), fast, iovp, it, mem.c_mm, era
+        )
         if ret < 0:
             _explain_import_error(-ret, pairs, uvec, mem)
     heap = iovp[0] != ffi.NULL
@@ -141,8 +150,11 @@ def _explain_import_error(err: int, pairs: list, uvec: Any, mem: UserMemory) -> 
             # access_ok() does, before the MAX_RW_COUNT clamp); the single-segment
             # UBUF path checks the clamped length, a subset: the whole one covers both
             if not lib.lk_mm_access_ok(mem.c_mm, addr, length):
-                raise_errno(err, f"import_iovec: segment {k} [{addr:#x}, +{length}) "
-                            "is not in mapped user memory")
+                raise_errno(
+                    err,
+                    f"import_iovec: segment {k} [{addr:#x}, +{length}) "
+                    "is not in mapped user memory",
+                )
     raise_errno(err, "import_iovec")
 
 
@@ -163,13 +175,16 @@ def import_ubuf(direction: int, addr: int, length: int, mem: UserMemory) -> IovI
     with mem.lock:
         ret = lib.lk_import_ubuf(d, addr, length, it, mem.c_mm)
     if ret < 0:
-        raise_errno(errno.EFAULT, f"import_ubuf: [{addr:#x}, +{min(length, MAX_RW_COUNT)}) "
-                    "is not in mapped user memory")
+        raise_errno(
+            errno.EFAULT,
+            f"import_ubuf: [{addr:#x}, +{min(length, MAX_RW_COUNT)}) is not in mapped user memory",
+        )
     return IovIter(it, (mem,), mem=mem)
 
 
-def import_single_range(direction: int, addr: int, length: int, mem: UserMemory, *,
-                        kernel: str = "6.4") -> IovIter:
+def import_single_range(
+    direction: int, addr: int, length: int, mem: UserMemory, *, kernel: str = "6.4"
+) -> IovIter:
     """Import one user buffer (``import_single_range``): IOVEC before 6.4, UBUF since.
 
     Raises:
@@ -185,6 +200,9 @@ def import_single_range(direction: int, addr: int, length: int, mem: UserMemory,
     with mem.lock:
         ret = lib.lk_import_single_range(d, addr, length, iov, it, mem.c_mm, era)
     if ret < 0:
-        raise_errno(errno.EFAULT, f"import_single_range: [{addr:#x}, "
-                    f"+{min(length, MAX_RW_COUNT)}) is not in mapped user memory")
+        raise_errno(
+            errno.EFAULT,
+            f"import_single_range: [{addr:#x}, "
+            f"+{min(length, MAX_RW_COUNT)}) is not in mapped user memory",
+        )
     return IovIter(it, (iov, mem), mem=mem)

@@ -1,0 +1,1 @@
+"""One module per result: what each notebook runs (plans, runners, analysis helpers)."""

@@ -1,0 +1,271 @@
+"""Notebook 02's experiments (R1): the cost of each seek, the modelled submission, and F.
+
+Everything is measured through :func:`labkit.measure.runner.run` (pinned,
+warmed up, variants interleaved) over the C timing kernels of
+:mod:`labkit.measure.timers`; F, the fixed cost of one submission, is the
+live io_uring READ_FIXED round trip where the kernel allows io_uring.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from labkit._args import positive_int
+from labkit.config import quick_mode
+from labkit.core.fixed import SEEKS, RegisteredBuffer
+from labkit.core.memory import PAGE_SIZE
+from labkit.live.ring import Ring
+from labkit.live.sources import open_zero
+from labkit.live.syscalls import read_syscall_ns
+from labkit.live.variants import DEFAULT_LENGTH, MAX_REGISTERED_BUFFER
+from labkit.measure import runner
+from labkit.measure.timers import time_fixed_seek, time_fixed_submit
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+Runner = Callable[..., "pd.DataFrame"]
+
+
+def _calibrate(kernel: Callable[[int], float], target_ns: float) -> int:
+    return runner.calibrate(kernel, target_ns=target_ns, max_iters=10_000_000)
+
+
+def seek_offsets(length: int, points_per_decade: int = 4) -> list[int]:
+    """Page-aligned offsets from 0 to the last page of a ``length``-byte buffer, log-spaced."""
+    last_page = (int(length) - PAGE_SIZE) // PAGE_SIZE
+    if last_page < 1:
+        return [0]
+    n = max(2, round(points_per_decade * np.log10(max(last_page, 10))) + 1)
+    pages = np.unique(np.round(np.logspace(0, np.log10(last_page), n)).astype(int))
+    return [0] + [int(p) * PAGE_SIZE for p in pages]
+
+
+def seek_cost_experiment(
+    reg: RegisteredBuffer,
+    offsets: Iterable[int],
+    *,
+    length: int = PAGE_SIZE,
+    repeats: int,
+    seeks: Iterable[str] = tuple(SEEKS),
+    target_ns: float = 2e6,
+    run: Runner | None = None,
+    experiment: str = "fixed-seek",
+    cpu: int | None = None,
+) -> pd.DataFrame:
+    """Cost of one ``io_import_fixed`` (seek only) at each offset, for each seek.
+
+    One ``run`` (``labkit.measure.runner.run``: pinned to ``cpu``, warmed up, seeks
+    interleaved) per offset; returns the concatenated tidy rows with the columns
+    ``offset``, ``pages_skipped``, ``buffer``, ``folio_shift``, ``length``.
+    """
+    import pandas as pd
+
+    run = run or runner.run
+    frames = []
+    for off in offsets:
+        variants = {}
+        for s in seeks:
+            iters = _calibrate(
+                lambda n, s=s, off=off: time_fixed_seek(reg, off, length, s, n), target_ns
+            )
+            variants[s] = lambda s=s, off=off, iters=iters: time_fixed_seek(
+                reg, off, length, s, iters
+            )
+        frames.append(
+            run(
+                experiment,
+                variants,
+                repeats=repeats,
+                cpu=cpu,
+                params={
+                    "offset": int(off),
+                    "pages_skipped": int(off) // PAGE_SIZE,
+                    "buffer": reg.length,
+                    "folio_shift": reg.folio_shift,
+                    "length": length,
+                },
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def submission_experiment(
+    reg: RegisteredBuffer,
+    *,
+    length: int = PAGE_SIZE,
+    repeats: int,
+    seeks: Iterable[str] = tuple(SEEKS),
+    target_ns: float = 2e6,
+    run: Runner | None = None,
+    experiment: str = "fixed-submit",
+    cpu: int | None = None,
+) -> pd.DataFrame:
+    """Modelled submission cost (seek + copy of ``length`` bytes) at the head and the tail.
+
+    Head: the first ``length`` bytes of the buffer; tail: the last
+    ``length``.  Variants are named ``"<seek> head"`` / ``"<seek> tail"`` and
+    interleaved in one ``run`` (pinned to ``cpu``); columns ``seek``, ``where``, ``buffer``,
+    ``folio_shift``, ``length`` are added.
+    """
+    run = run or runner.run
+    places = {"head": 0, "tail": reg.length - length}
+    variants = {}
+    for s in seeks:
+        for where, off in places.items():
+            iters = _calibrate(
+                lambda n, s=s, off=off: time_fixed_submit(reg, off, length, s, n), target_ns
+            )
+            variants[f"{s} {where}"] = lambda s=s, off=off, iters=iters: time_fixed_submit(
+                reg, off, length, s, iters
+            )
+    df = run(
+        experiment,
+        variants,
+        repeats=repeats,
+        cpu=cpu,
+        params={"buffer": reg.length, "folio_shift": reg.folio_shift, "length": length},
+    )
+    df["seek"] = df["variant"].str.rsplit(" ", n=1).str[0]
+    df["where"] = df["variant"].str.rsplit(" ", n=1).str[1]
+    return df
+
+
+def fixed_cost_source(*, target_ns: float = 2e6) -> tuple[str, Callable[[], float]]:
+    """The measured fixed cost F of one submission: (description, zero-arg batch callable).
+
+    F is what a submission costs besides the seek and the copy, so it is
+    measured with a 1-byte transfer: the live io_uring READ_FIXED round trip
+    at queue depth 1 (:func:`read_fixed_roundtrip_ns`) when the kernel allows
+    io_uring; otherwise one real ``read()`` system call of 1 byte from
+    /dev/zero (:func:`labkit.live.syscalls.read_syscall_ns`).  Never a chosen number.
+    """
+
+    def live_batch(n: int) -> float:
+        return float(read_fixed_roundtrip_ns(buffer_size=1 << 20, length=1, iters=n, batches=1))
+
+    def read_batch(n: int) -> float:
+        return float(read_syscall_ns(length=1, iters=n, batches=1))
+
+    try:
+        iters = _calibrate(live_batch, target_ns)
+        return (
+            "live io_uring READ_FIXED round trip of 1 byte (labkit.live)",
+            lambda: live_batch(iters),
+        )
+    except OSError:
+        pass  # the kernel refused io_uring: fall back
+    iters = _calibrate(read_batch, target_ns)
+    return ("read(2) of 1 byte from /dev/zero, timed in C", lambda: read_batch(iters))
+
+
+def composed_ratio_ci(
+    fixed: Sequence[float],
+    num: Sequence[float],
+    den: Sequence[float],
+    *,
+    n_boot: int = 4000,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """(point, low, high) of (F + num) / (F + den) from medians, with a bootstrap interval.
+
+    Each bootstrap round resamples the F, numerator and denominator samples
+    independently (with replacement) and takes the ratio of the medians; the
+    same resampled F enters numerator and denominator.
+    """
+    f, a, b = (np.asarray(x, dtype=float) for x in (fixed, num, den))
+    if not (len(f) and len(a) and len(b)):
+        raise ValueError("every sample set must be non-empty")
+    rng = np.random.default_rng(seed)
+    point = (np.median(f) + np.median(a)) / (np.median(f) + np.median(b))
+    fm = np.median(rng.choice(f, (n_boot, len(f))), axis=1)
+    am = np.median(rng.choice(a, (n_boot, len(a))), axis=1)
+    bm = np.median(rng.choice(b, (n_boot, len(b))), axis=1)
+    boots = (fm + am) / (fm + bm)
+    lo, hi = np.quantile(boots, [(1 - ci) / 2, 1 - (1 - ci) / 2])
+    return float(point), float(lo), float(hi)
+
+
+def fit_ns_per_page(
+    df: pd.DataFrame,
+    *,
+    seek: str = "walk-2019",
+    min_pages: int = 1,
+    n_boot: int = 2000,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """Slope of ns per seek against pages skipped: (point, low, high), 95 % bootstrap.
+
+    Least squares on the per-offset medians of ``seek`` (offsets with at least
+    ``min_pages`` pages skipped); the interval resamples the repeats within
+    each offset.
+    """
+    d = df[(df["variant"] == seek) & (df["pages_skipped"] >= min_pages)]
+    groups = [g["ns_per_op"].to_numpy() for _, g in d.groupby("pages_skipped")]
+    x = np.array(sorted(d["pages_skipped"].unique()), dtype=float)
+    if len(x) < 2:
+        raise ValueError("need at least two offsets to fit a slope")
+    y = np.array([np.median(g) for g in groups])
+    point = float(np.polyfit(x, y, 1)[0])
+    rng = np.random.default_rng(seed)
+    slopes = []
+    for _ in range(n_boot):
+        yb = np.array([np.median(rng.choice(g, len(g))) for g in groups])
+        slopes.append(np.polyfit(x, yb, 1)[0])
+    lo, hi = np.quantile(slopes, [0.025, 0.975])
+    return point, float(lo), float(hi)
+
+
+def default_registered_size(quick: bool | None = None) -> int:
+    """The registered buffer size for R1: 1 GiB (the 2019 cap), 64 MiB in quick mode."""
+    return (64 << 20) if quick_mode(quick) else MAX_REGISTERED_BUFFER
+
+
+def read_fixed_roundtrip_ns(
+    *,
+    buffer_size: int | None = None,
+    where: str = "head",
+    length: int = DEFAULT_LENGTH,
+    iters: int = 20_000,
+    batches: int = 5,
+) -> float:
+    """The live cost F of one READ_FIXED round trip at queue depth 1, in nanoseconds.
+
+    Registers a buffer of ``buffer_size`` bytes (:func:`default_registered_size`
+    if None), reads ``length`` bytes of /dev/zero into its head (or ``"tail"``)
+    ``iters`` times per batch, and returns the median of ``batches`` batches.
+    Raises OSError when io_uring is unavailable (see :func:`labkit.live.probe`).
+    """
+    if where not in ("head", "tail"):
+        raise ValueError("where must be 'head' or 'tail'")
+    size = default_registered_size() if buffer_size is None else buffer_size
+    batches = positive_int(batches, "batches")
+    zfd = open_zero()
+    try:
+        with Ring(8) as ring:
+            ring.register_buffer(size)
+            at = 0 if where == "head" else size - length
+            run = ring.roundtrip_variant("read_fixed", zfd, length, iters=iters, buf_offset=at)
+            run()  # warm-up
+            return statistics.median(run() for _ in range(batches))
+    finally:
+        os.close(zfd)
+
+
+__all__ = [
+    "composed_ratio_ci",
+    "default_registered_size",
+    "fit_ns_per_page",
+    "fixed_cost_source",
+    "read_fixed_roundtrip_ns",
+    "seek_cost_experiment",
+    "seek_offsets",
+    "submission_experiment",
+]

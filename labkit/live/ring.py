@@ -1,0 +1,348 @@
+"""An io_uring instance through raw system calls (``csrc/live/live_uring.c``)."""
+
+from __future__ import annotations
+
+import errno
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from labkit._args import positive_int
+from labkit._ffi import check, ffi, lib, raise_errno
+from labkit.live.variants import _URING_IDS, DEFAULT_LENGTH, URING_OPS
+
+
+@dataclass(frozen=True)
+class PeakResult:
+    """One batch of the peak loop."""
+
+    ns_per_io: float  #: wall time per completed IO
+    cpu_ns_per_io: float  #: process CPU time per IO (all threads, io-wq workers included)
+    iops: float  #: completed IOs per second of wall time
+    iops_per_core: float  #: completed IOs per second of CPU time
+    ios_per_enter: float  #: IOs per io_uring_enter call
+    ios: int
+    enters: int
+    waits: int  #: enter calls made only to wait
+
+    def as_dict(self) -> dict[str, float | int]:
+        """The fields as a plain dict (a table row)."""
+        return asdict(self)
+
+
+class Ring:
+    """An io_uring instance set up through raw system calls.
+
+    ``entries`` SQ entries (the kernel rounds up to a power of two), ``scratch``
+    bytes of page-aligned memory for READ/READV to read into, and ``timeout``
+    seconds bounding every wait.  ``register_ring_fd`` registers the ring's
+    own descriptor (as fio's ``t/io_uring`` does) to save a file lookup per
+    enter.  Use as a context manager; after :meth:`close` every method raises
+    ``OSError(EBADF)``.
+
+    A request that does not complete within the timeout raises
+    ``OSError(ETIME)``; while it stays in flight, further operations raise
+    ``OSError(EBUSY)`` (closing the ring cancels it).
+    """
+
+    def __init__(
+        self,
+        entries: int = 64,
+        *,
+        flags: int = 0,
+        scratch: int = 1 << 20,
+        timeout: float = 1.0,
+        register_ring_fd: bool = False,
+    ):
+        entries = positive_int(entries, "entries")
+        scratch = positive_int(scratch, "scratch")
+        if not timeout > 0:
+            raise_errno(errno.EINVAL, f"timeout must be > 0 seconds, got {timeout}")
+        # every C call on the handle holds this lock (cffi releases the GIL): a
+        # close() from another thread waits for a running batch instead of
+        # unmapping the ring under it, and two threads never share the SQ/CQ
+        self._lock = threading.RLock()
+        self._ring: Any = None
+        err = ffi.new("int *")
+        handle = lib.lk_ring_open(entries, flags, scratch, int(timeout * 1e9), err)
+        if handle == ffi.NULL:
+            raise_errno(-err[0], f"io_uring ring of {entries} entries")
+        self._ring = handle
+        if register_ring_fd:
+            try:
+                check(lib.lk_ring_register_ring_fd(handle), "registering the ring fd")
+            except OSError:
+                self.close()
+                raise
+
+    # -- lifetime
+    def _h(self) -> Any:
+        if self._ring is None:
+            raise_errno(errno.EBADF, "the ring is closed")
+        return self._ring
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(handle, *args)`` under the ring's lock; OSError(EBADF) once closed."""
+        with self._lock:
+            return fn(self._h(), *args)
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._ring is None
+
+    def close(self) -> None:
+        """Unmap and close the ring (idempotent); pending requests are cancelled by the kernel.
+
+        Called from another thread while an operation or batch runs, it waits
+        for that batch to end (every wait in it is bounded by the timeout).
+        """
+        lock = getattr(self, "_lock", None)
+        if lock is None:  # __init__ failed before the ring existed
+            return
+        with lock:
+            if self._ring is not None:
+                handle, self._ring = self._ring, None
+                lib.lk_ring_close(handle)
+
+    def __enter__(self) -> Ring:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- state
+    def info(self) -> dict[str, Any]:
+        """Ring geometry and state: entries, features, registered buffer and files, in-flight."""
+        out = ffi.new("struct lk_ring_info *")
+        check(self._call(lib.lk_ring_get_info, out), "ring info")
+        return {
+            k: getattr(out, k)
+            for k in (
+                "sq_entries",
+                "cq_entries",
+                "features",
+                "flags",
+                "ext_arg",
+                "registered_ring",
+                "scratch_len",
+                "reg_len",
+                "reg_hugepages",
+                "nr_files",
+                "inflight",
+            )
+        }
+
+    def set_timeout(self, seconds: float) -> None:
+        """Bound every later wait by ``seconds``."""
+        if not seconds > 0:
+            raise_errno(errno.EINVAL, f"timeout must be > 0 seconds, got {seconds}")
+        check(self._call(lib.lk_ring_set_timeout, int(seconds * 1e9)), "set timeout")
+
+    # -- registration
+    def register_buffer(self, size: int, *, hugepages: bool = False) -> None:
+        """Allocate ``size`` bytes of anonymous memory and register it as fixed buffer 0.
+
+        ``hugepages=False`` asks for 4 KiB pages (``MADV_NOHUGEPAGE``), so the
+        kernel's table has one bvec per page, as in 2019; ``True`` lets
+        transparent huge pages back it (today's kernels then coalesce the
+        table into folio-sized bvecs).  The kernel refuses more than 1 GiB
+        (``OSError(EFAULT)``); 0 is ``OSError(EINVAL)``.
+        """
+        size = size.__index__()
+        if size < 1:
+            raise_errno(errno.EINVAL, f"buffer size must be >= 1, got {size}")
+        check(
+            self._call(lib.lk_ring_register_buffer, size, int(bool(hugepages))),
+            f"registering a {size}-byte buffer",
+        )
+
+    def register_files(self, fds: Sequence[int]) -> None:
+        """Register descriptors; operations with ``fixed_file=True`` use their index."""
+        arr = ffi.new("int[]", list(fds))
+        check(self._call(lib.lk_ring_register_files, arr, len(fds)), "registering files")
+
+    # -- memory the ring reads into
+    def _area(self, where: str) -> int:
+        if where not in ("scratch", "registered"):
+            raise ValueError("where must be 'scratch' or 'registered'")
+        return 0 if where == "scratch" else 1
+
+    def fill(self, byte: int, where: str = "registered") -> None:
+        """Set every byte of the scratch or registered buffer to ``byte``."""
+        check(self._call(lib.lk_ring_fill, self._area(where), byte & 0xFF), f"fill {where}")
+
+    def memory(self, offset: int, n: int, where: str = "registered") -> bytes:
+        """A copy of ``n`` bytes at ``offset`` of the scratch or registered buffer."""
+        if offset < 0 or n < 0:
+            raise_errno(errno.EINVAL, "offset and n must be >= 0")
+        dst = ffi.new("char[]", max(n, 1))
+        check(
+            self._call(lib.lk_ring_copy_out, self._area(where), offset, dst, n),
+            f"{n} bytes at {offset} of the {where} buffer",
+        )
+        return bytes(ffi.buffer(dst, n))
+
+    # -- operations
+    def _uop(
+        self, op: str, fd: int, length: int, offset: int, buf_offset: int, fixed_file: bool
+    ) -> Any:
+        if op not in _URING_IDS:
+            raise ValueError(f"unknown io_uring op {op!r}; choose from {URING_OPS}")
+        length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
+        if offset < -1:
+            raise_errno(errno.EINVAL, f"offset must be >= -1, got {offset}")
+        if buf_offset < 0:
+            raise_errno(errno.EFAULT, f"buf_offset must be >= 0, got {buf_offset}")
+        return ffi.new(
+            "struct lk_uop *",
+            {
+                "op": _URING_IDS[op],
+                "fd": fd,
+                "fixed_file": int(bool(fixed_file)),
+                "len": length,
+                "buf_off": buf_offset,
+                "off": offset,
+            },
+        )
+
+    def submit(
+        self,
+        op: str,
+        fd: int,
+        length: int = DEFAULT_LENGTH,
+        *,
+        offset: int = 0,
+        buf_offset: int = 0,
+        fixed_file: bool = False,
+    ) -> int:
+        """Submit one operation, wait for it (bounded) and return its completion's ``res``.
+
+        ``op`` is one of :data:`URING_OPS`.  READ/READV read into the scratch
+        buffer at ``buf_offset``; READ_FIXED into the registered buffer at
+        ``buf_offset`` (the kernel checks that range: outside it is EFAULT).
+        A negative ``res`` raises ``OSError`` with that errno; a timeout
+        raises ``OSError(ETIME)``.
+        """
+        uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
+        res = int(self._call(lib.lk_ring_do, uop))
+        check(res, f"io_uring {op} of {length} bytes on fd {fd}")
+        return res
+
+    def read(
+        self,
+        op: str,
+        fd: int,
+        length: int = DEFAULT_LENGTH,
+        *,
+        offset: int = 0,
+        buf_offset: int = 0,
+        fixed_file: bool = False,
+    ) -> bytes:
+        """:meth:`submit`, then return the bytes it wrote into the ring's memory."""
+        res = self.submit(
+            op, fd, length, offset=offset, buf_offset=buf_offset, fixed_file=fixed_file
+        )
+        where = "registered" if op == "read_fixed" else "scratch"
+        return self.memory(buf_offset, res, where)
+
+    def roundtrip_ns(
+        self,
+        op: str,
+        fd: int,
+        length: int = DEFAULT_LENGTH,
+        *,
+        iters: int = 20_000,
+        offset: int = 0,
+        buf_offset: int = 0,
+        fixed_file: bool = False,
+    ) -> float:
+        """One batch of queue-depth-1 round trips: nanoseconds per submit + wait + reap.
+
+        Each round trip is one ``io_uring_enter`` that submits one SQE and
+        waits (bounded) for its completion; every completion's ``res`` must
+        equal ``length`` (else OSError: its errno, or EIO when short).
+        """
+        uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
+        iters = positive_int(iters, "iters")
+        return check(self._call(lib.lk_time_uring_qd1, uop, iters), f"io_uring {op} QD1")
+
+    def peak(
+        self,
+        op: str,
+        fd: int,
+        length: int = DEFAULT_LENGTH,
+        *,
+        depth: int = 32,
+        submit_batch: int = 8,
+        complete_batch: int = 8,
+        ios: int = 200_000,
+        offset: int = 0,
+        buf_offset: int = 0,
+        fixed_file: bool = False,
+    ) -> PeakResult:
+        """One batch of the peak loop: keep ``depth`` requests in flight.
+
+        As fio's ``t/io_uring``: submit in groups of ``submit_batch``, and when
+        the queue is full wait for ``complete_batch`` completions in the same
+        enter call.  All requests read into the same buffer.
+        """
+        uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
+        depth = positive_int(depth, "depth")
+        submit_batch = positive_int(submit_batch, "submit_batch", maximum=depth)
+        complete_batch = positive_int(complete_batch, "complete_batch", maximum=depth)
+        ios = positive_int(ios, "ios")
+        out = ffi.new("struct lk_peak *")
+        check(
+            self._call(lib.lk_time_uring_peak, uop, depth, submit_batch, complete_batch, ios, out),
+            f"io_uring {op} peak loop",
+        )
+        return PeakResult(
+            ns_per_io=out.ns_per_io,
+            cpu_ns_per_io=out.cpu_ns_per_io,
+            iops=1e9 / out.ns_per_io,
+            iops_per_core=1e9 / max(out.cpu_ns_per_io, 1e-9),
+            ios_per_enter=out.ios_per_enter,
+            ios=int(out.ios),
+            enters=int(out.enters),
+            waits=int(out.waits),
+        )
+
+    def roundtrip_variant(
+        self,
+        op: str,
+        fd: int,
+        length: int = DEFAULT_LENGTH,
+        *,
+        iters: int = 20_000,
+        offset: int = 0,
+        buf_offset: int = 0,
+        fixed_file: bool = False,
+    ) -> Callable[[], float]:
+        """A zero-argument callable timing one QD1 batch (for ``labkit.measure.runner.run``)."""
+        uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
+        iters = positive_int(iters, "iters")
+
+        def run() -> float:
+            return check(self._call(lib.lk_time_uring_qd1, uop, iters), f"io_uring {op} QD1")
+
+        run.__name__ = f"uring_{op}"
+        return run
+
+    def peak_variant(
+        self, op: str, fd: int, length: int = DEFAULT_LENGTH, **kwargs: Any
+    ) -> Callable[[], float]:
+        """A zero-argument callable running one peak batch, returning ns per IO (wall)."""
+
+        def run() -> float:
+            return self.peak(op, fd, length, **kwargs).ns_per_io
+
+        run.__name__ = f"uring_peak_{op}"
+        return run

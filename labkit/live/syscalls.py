@@ -1,0 +1,116 @@
+"""Read-family system calls on a descriptor, timed in C (``csrc/live/live_sys.c``)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import statistics
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from labkit._args import positive_int
+from labkit._ffi import check, ffi, lib, raise_errno
+from labkit.live.sources import aligned_buffer, open_zero
+from labkit.live.variants import _SYSCALL_FUNCS, _SYSCALL_IDS, DEFAULT_LENGTH, SYSCALL_VARIANTS
+
+
+def _syscall_variant(name: str) -> str:
+    if name not in _SYSCALL_FUNCS:
+        raise ValueError(f"unknown system call variant {name!r}; choose from {SYSCALL_VARIANTS}")
+    return name
+
+
+def syscall_ns(
+    variant: str, fd: int, *, length: int = DEFAULT_LENGTH, iters: int = 100_000, offset: int = -1
+) -> float:
+    """One batch of ``iters`` calls of a read variant on ``fd``: nanoseconds per call.
+
+    ``variant`` is one of :data:`SYSCALL_VARIANTS`.  ``offset`` -1 reads at the
+    file position (``read``/``readv``; right for ``/dev/zero``); ``offset >= 0``
+    reads at that offset every time (``pread64``/``preadv``; right for a small
+    regular file).  A failed or short call raises OSError (EIO for short).
+    """
+    fn = _SYSCALL_FUNCS[_syscall_variant(variant)]
+    length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
+    iters = positive_int(iters, "iters")
+    if offset < -1:
+        raise_errno(errno.EINVAL, f"offset must be >= -1, got {offset}")
+    owner, buf = aligned_buffer(length)
+    ns = check(fn(fd, buf, length, offset, iters), f"{variant} on fd {fd}")
+    del owner
+    return ns
+
+
+def syscall_read(variant: str, fd: int, length: int = DEFAULT_LENGTH, offset: int = -1) -> bytes:
+    """One untimed call of a read variant: the bytes it read (for correctness checks)."""
+    vid = _SYSCALL_IDS[_syscall_variant(variant)]
+    length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
+    owner, buf = aligned_buffer(length)
+    n = int(check(lib.lk_sys_read_once(vid, fd, buf, length, offset), f"{variant} on fd {fd}"))
+    data = bytes(ffi.buffer(buf, n))
+    del owner
+    return data
+
+
+def syscall_variants(
+    fd: int,
+    *,
+    length: int = DEFAULT_LENGTH,
+    iters: int = 100_000,
+    offset: int = -1,
+    names: Iterable[str] = SYSCALL_VARIANTS,
+) -> dict[str, Callable[[], float]]:
+    """Zero-argument callables, one per variant, each timing one batch (for the runner).
+
+    The variants share one page-aligned buffer, kept alive by the callables.
+    """
+    length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
+    iters = positive_int(iters, "iters")
+    owner, buf = aligned_buffer(length)
+
+    return {
+        name: _bind(
+            _SYSCALL_FUNCS[_syscall_variant(name)], fd, buf, owner, length, offset, iters, name
+        )
+        for name in names
+    }
+
+
+def _bind(
+    fn: Callable[..., float],
+    fd: int,
+    buf: Any,
+    owner: Any,
+    length: int,
+    offset: int,
+    iters: int,
+    name: str,
+) -> Callable[[], float]:
+    def run() -> float:
+        _ = owner  # the closure keeps the buffer alive
+        return check(fn(fd, buf, length, offset, iters), f"{name} on fd {fd}")
+
+    run.__name__ = f"syscall_{name}"
+    return run
+
+
+def read_syscall_ns(
+    *, length: int = DEFAULT_LENGTH, iters: int = 100_000, batches: int = 5
+) -> float:
+    """The cost of one plain ``read()`` of ``length`` bytes from /dev/zero (median of batches).
+
+    The fallback for F where io_uring is unavailable: one system call that
+    copies (clears) the same bytes, without the ring's submission and
+    completion work.
+    """
+    batches = positive_int(batches, "batches")
+    zfd = open_zero()
+    try:
+        run = syscall_variants(zfd, length=length, iters=iters, names=("read",))["read"]
+        run()
+        return statistics.median(run() for _ in range(batches))
+    finally:
+        os.close(zfd)
+
+
+__all__ = ["read_syscall_ns", "syscall_ns", "syscall_read", "syscall_variants"]

@@ -1,0 +1,2 @@
+"""Measuring: the runner (pinning, warm-up, interleaving), statistics, C timers,
+the environment record and result files."""

@@ -1,0 +1,143 @@
+"""Python faces of the model's C timing kernels: one batch of ``iters`` operations each.
+
+Each function runs one batch in C (loop and clock included, ``csrc/measure/
+bench_core.c`` and ``csrc/core/fixed_buf.c``) and returns nanoseconds per
+operation.  They check every buffer and length first, so no call can make the
+C side touch memory it was not given.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+from labkit._args import size_arg
+from labkit._ffi import ffi, lib, raise_errno
+from labkit.core.fixed import RegisteredBuffer, _reg_arg, _seek_arg
+from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter, buffer_arg
+from labkit.errors import IterMisuseError
+
+
+def _iters(iters: int) -> int:
+    iters = size_arg(iters, "iters")
+    if iters < 1:
+        raise ValueError("iters must be >= 1")
+    return iters
+
+
+def time_empty(iters: int) -> float:
+    """ns per iteration of the timing loop with nothing in it (the harness's own cost)."""
+    return float(lib.lk_time_empty(_iters(iters)))
+
+
+def time_clock(iters: int) -> float:
+    """ns per read of the clock every timing kernel uses (``lk_clock_ns``)."""
+    return float(lib.lk_time_clock(_iters(iters)))
+
+
+def time_memcpy(dst: Any, src: Any, n: int, iters: int) -> float:
+    """ns per ``memcpy(dst, src, n)``; both buffers must hold at least ``n`` bytes."""
+    d = buffer_arg(dst, writable=True, what="dst")
+    s = buffer_arg(src, writable=False, what="src")
+    n = size_arg(n)
+    if n > len(d) or n > len(s):
+        raise ValueError(f"time_memcpy: n={n} exceeds dst ({len(d)}) or src ({len(s)})")
+    return float(lib.lk_time_memcpy(d, s, n, _iters(iters)))
+
+
+def time_copy_to_iter(it: IovIter, src: Any, n: int, iters: int) -> float:
+    """ns per ``copy_to_iter(src, n)`` into a fresh copy of ``it`` (``it`` is unchanged).
+
+    Raises:
+        IterMisuseError: if ``it`` is not ITER_DEST.
+    """
+    if it.direction != ITER_DEST:
+        raise IterMisuseError("time_copy_to_iter needs an ITER_DEST iterator")
+    s = buffer_arg(src, writable=False, what="src")
+    n = size_arg(n)
+    if n > len(s):
+        raise ValueError(f"time_copy_to_iter: n={n} exceeds src ({len(s)} bytes)")
+    with it._locked():
+        return float(lib.lk_time_copy_to_iter(it.c_iter, s, n, _iters(iters)))
+
+
+def time_copy_from_iter(it: IovIter, dst: Any, n: int, iters: int) -> float:
+    """ns per ``copy_from_iter(dst, n)`` out of a fresh copy of ``it`` (``it`` is unchanged).
+
+    Raises:
+        IterMisuseError: if ``it`` is not ITER_SOURCE.
+    """
+    if it.direction != ITER_SOURCE:
+        raise IterMisuseError("time_copy_from_iter needs an ITER_SOURCE iterator")
+    d = buffer_arg(dst, writable=True, what="dst")
+    n = size_arg(n)
+    if n > len(d):
+        raise ValueError(f"time_copy_from_iter: n={n} exceeds dst ({len(d)} bytes)")
+    with it._locked():
+        return float(lib.lk_time_copy_from_iter(it.c_iter, d, n, _iters(iters)))
+
+
+def time_advance(it: IovIter, n: int, iters: int) -> float:
+    """ns per ``advance(n)`` of a fresh copy of ``it`` (``it`` is unchanged)."""
+    return float(lib.lk_time_advance(it.c_iter, size_arg(n), _iters(iters)))
+
+
+def _offset_arg(reg: RegisteredBuffer, offset: int, length: int) -> tuple[int, int]:
+    offset, length = int(offset), int(length)
+    if offset < 0 or length < 0 or offset + length > reg.length:
+        raise_errno(
+            errno.EFAULT,
+            f"offset {offset} + length {length} is outside the {reg.length}-byte registered buffer",
+        )
+    return offset, length
+
+
+def time_fixed_seek(
+    reg: RegisteredBuffer, offset: int, length: int, seek: str, iters: int
+) -> float:
+    """ns per ``io_import_fixed`` (range check + seek, no copy) at byte ``offset``.
+
+    One batch of ``iters`` imports timed in C (``lk_time_fixed_seek``).
+    """
+    reg = _reg_arg(reg)
+    offset, length = _offset_arg(reg, offset, length)
+    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, _seek_arg(seek), max(int(iters), 1))
+    if ns < 0:
+        raise_errno(errno.EFAULT, "time_fixed_seek")
+    return float(ns)
+
+
+def time_fixed_submit(
+    reg: RegisteredBuffer, offset: int, length: int, seek: str, iters: int, data: Any = None
+) -> float:
+    """ns per modelled submission: ``io_import_fixed`` + copy of ``length`` bytes.
+
+    The copy moves ``data`` (default: ``length`` bytes of 0xA5) into the
+    registered buffer at ``offset`` through the iterator, as a READ_FIXED would
+    once the data arrived.  One batch of ``iters`` timed in C
+    (``lk_time_fixed_submit``).
+    """
+    reg = _reg_arg(reg)
+    offset, length = _offset_arg(reg, offset, length)
+    src = bytes([0xA5]) * length if data is None else bytes(data)
+    if len(src) < length:
+        raise ValueError(f"data has {len(src)} bytes, fewer than length {length}")
+    csrc = ffi.from_buffer(src)
+    ns = lib.lk_time_fixed_submit(
+        reg.c_buf, offset, length, _seek_arg(seek), csrc, max(int(iters), 1)
+    )
+    if ns < 0:
+        raise_errno(errno.EFAULT, "time_fixed_submit")
+    return float(ns)
+
+
+__all__ = [
+    "time_advance",
+    "time_clock",
+    "time_copy_from_iter",
+    "time_copy_to_iter",
+    "time_empty",
+    "time_fixed_seek",
+    "time_fixed_submit",
+    "time_memcpy",
+]

@@ -1,0 +1,1 @@
+"""Teaching aids: drawings of iterators and registered-buffer seeks, and exercises."""
