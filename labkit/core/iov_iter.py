@@ -278,7 +278,11 @@ class IovIter:
 
     @property
     def nr_segs(self) -> int:
-        """Segments left, the current one included (0 for XARRAY and FOLIOQ)."""
+        """Segments left, the current one included (0 for XARRAY and FOLIOQ, which
+        have no array: there the kernel's nr_segs shares its storage with
+        xarray_start and folioq_slot)."""
+        if self._it.iter_type in (lib.LK_ITER_XARRAY, lib.LK_ITER_FOLIOQ):
+            return 0
         return int(self._it.nr_segs)
 
     @property

@@ -104,7 +104,7 @@ int lk_iter_folio_queue(struct lk_iov_iter *i, int direction, const struct lk_fo
 	i->iov_offset = offset;
 	i->count = count;
 	i->seg_first = fq;
-	i->first_slot = first_slot;
+	i->first_slot = (uint8_t)first_slot;
 	return 0;
 }
 

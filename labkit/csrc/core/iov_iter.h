@@ -44,6 +44,7 @@ struct lk_iov_iter {
 	uint8_t iter_type;
 	bool data_source;		/* LK_ITER_SOURCE: a write drains it */
 	bool user_backed;
+	uint8_t first_slot;		/* model only: FOLIOQ's first slot, in seg_first */
 	size_t iov_offset;
 	union {
 		const struct lk_iovec *iov;	/* IOVEC and KVEC */
@@ -53,16 +54,19 @@ struct lk_iov_iter {
 		const struct lk_xarray *xarray;
 	};
 	size_t count;
-	unsigned long nr_segs;		/* 0 for XARRAY and FOLIOQ, which have no array */
-	unsigned int folioq_slot;	/* FOLIOQ: slot in the current segment */
-	int64_t xarray_start;		/* XARRAY: file position of the first byte (loff_t) */
+	union {				/* as in the kernel: XARRAY and FOLIOQ have no array */
+		unsigned long nr_segs;
+		unsigned int folioq_slot;	/* FOLIOQ: slot in the current segment */
+		int64_t xarray_start;		/* XARRAY: file position of the first byte (loff_t) */
+	};
 
 	/* model only */
-	const void *seg_first;		/* first segment, to bound revert */
-	size_t ubuf_len;		/* UBUF: the buffer's length, to bound reexpand */
-	size_t xarray_len;		/* XARRAY: the count given at construction, likewise */
-	unsigned int first_slot;	/* FOLIOQ: the first slot, in seg_first (the first segment) */
-	size_t folioq_done;		/* FOLIOQ: bytes moved past the first byte, to bound revert */
+	const void *seg_first;		/* first segment (FOLIOQ: queue segment), to bound revert */
+	union {
+		size_t ubuf_len;	/* UBUF: the buffer's length, to bound reexpand */
+		size_t xarray_len;	/* XARRAY: the count given at construction, likewise */
+		size_t folioq_done;	/* FOLIOQ: bytes moved past the first byte, to bound revert */
+	};
 	const struct lk_mm *mm;		/* user-backed import: check at copy time */
 	unsigned long visited;		/* segments examined by the last advance/revert/seek */
 };
