@@ -21,12 +21,17 @@ DRIVER = Path(__file__).with_name("bad_input_driver.py")
 
 
 def run_driver(examples: int, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = os.environ.copy()
+    # the labkit of this checkout, not whichever the interpreter would find first
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(DRIVER.parent.parent), env.get("PYTHONPATH")) if p
+    )
     return subprocess.run(
         [sys.executable, str(DRIVER), str(examples)],
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=os.environ.copy(),
+        env=env,
     )
 
 

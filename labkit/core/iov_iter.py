@@ -23,6 +23,8 @@ TYPE_NAMES = {
     lib.LK_ITER_KVEC: "KVEC",
     lib.LK_ITER_BVEC: "BVEC",
     lib.LK_ITER_DISCARD: "DISCARD",
+    lib.LK_ITER_XARRAY: "XARRAY",
+    lib.LK_ITER_FOLIOQ: "FOLIOQ",
 }
 MAX_BVEC_FIELD = 2**32 - 1
 
@@ -97,8 +99,9 @@ class IovIter:
     """An iterator over memory segments, as the kernel's ``struct iov_iter``.
 
     Build one with the classmethods named after the kernel's constructors
-    (:meth:`ubuf`, :meth:`iovec`, :meth:`kvec`, :meth:`bvec`, :meth:`discard`)
-    or with :func:`labkit.import_iovec` and friends.  The iterator keeps alive
+    (:meth:`ubuf`, :meth:`iovec`, :meth:`kvec`, :meth:`bvec`, :meth:`discard`,
+    :meth:`xarray`, :meth:`folio_queue`) or with :func:`labkit.import_iovec`
+    and friends.  The iterator keeps alive
     every buffer it points into.
     """
 
@@ -206,11 +209,56 @@ class IovIter:
         check(lib.lk_iter_discard(it, d, size_arg(count, "count")), "discard")
         return cls(it)
 
+    @classmethod
+    def xarray(cls, direction: int, xarray: Any, start: int, count: int) -> IovIter:
+        """``count`` bytes of a page-cache mapping from file position ``start``
+        (``iov_iter_xarray``).
+
+        ``xarray`` is a :class:`labkit.PageCache`; the walk starts in the folio
+        that covers index ``start >> 12``.  Folios need not be present when the
+        iterator is built; a copy stops at the first missing one (see
+        :mod:`labkit.core.pagecache` for how the kernel differs there).
+
+        Raises:
+            ValueError: for a bad direction or a range past the largest file position.
+        """
+        from labkit.core.pagecache import xarray_iter
+
+        return xarray_iter(cls, direction, xarray, start, count)
+
+    @classmethod
+    def folio_queue(
+        cls,
+        direction: int,
+        folioq: Any,
+        first_slot: int = 0,
+        offset: int = 0,
+        count: int | None = None,
+        *,
+        segment: int = 0,
+    ) -> IovIter:
+        """``count`` bytes of a folio queue from ``offset`` in slot ``first_slot``
+        (``iov_iter_folio_queue``, Linux 6.12+).
+
+        ``folioq`` is a :class:`labkit.FolioQueue`; ``segment`` picks the queue
+        segment the kernel would be given (default: the head).  ``first_slot``
+        may be 31 (past the segment's last slot: the walk goes on in the next
+        segment); count defaults to every byte from there to the queue's end.
+
+        Raises:
+            ValueError: for a bad direction, a slot above 31, an offset at or past
+                the end of the slot's folio, or a count past the end of the queue.
+            IterMisuseError: if the queue was freed.
+        """
+        from labkit.core.folioq import folio_queue_iter
+
+        return folio_queue_iter(cls, direction, folioq, first_slot, offset, count, segment)
+
     # ---- state -------------------------------------------------------------
 
     @property
     def iter_type(self) -> str:
-        """ "UBUF", "IOVEC", "KVEC", "BVEC" or "DISCARD"."""
+        """ "UBUF", "IOVEC", "KVEC", "BVEC", "DISCARD", "XARRAY" or "FOLIOQ"."""
         return TYPE_NAMES[self._it.iter_type]
 
     @property
@@ -230,8 +278,28 @@ class IovIter:
 
     @property
     def nr_segs(self) -> int:
-        """Segments left, the current one included."""
+        """Segments left, the current one included (0 for XARRAY and FOLIOQ, which
+        have no array: there the kernel's nr_segs shares its storage with
+        xarray_start and folioq_slot)."""
+        if self._it.iter_type in (lib.LK_ITER_XARRAY, lib.LK_ITER_FOLIOQ):
+            return 0
         return int(self._it.nr_segs)
+
+    @property
+    def folioq_slot(self) -> int:
+        """FOLIOQ: the slot of the current folio in the current queue segment."""
+        return int(self._it.folioq_slot)
+
+    @property
+    def xarray_start(self) -> int:
+        """XARRAY: the file position of the iterator's first byte."""
+        return int(self._it.xarray_start)
+
+    @property
+    def backing(self) -> Any:
+        """What owns the memory walked, when something does: the UserMemory of an
+        import, the PageCache of an XARRAY, the FolioQueue of a FOLIOQ; else None."""
+        return self._mem
 
     @property
     def user_backed(self) -> bool:
@@ -240,7 +308,8 @@ class IovIter:
 
     @property
     def seg_index(self) -> int:
-        """Index of the current segment in the array the iterator was built on (model only)."""
+        """Index of the current segment in the array the iterator was built on (model only;
+        FOLIOQ: slots from the first one, XARRAY: 0)."""
         return int(lib.lk_iter_seg_index(self._it))
 
     @property
@@ -275,7 +344,8 @@ class IovIter:
 
     def advance(self, n: int) -> None:
         """Skip ``n`` bytes (clamped to count), stepping over finished and empty segments."""
-        lib.lk_iter_advance(self._it, size_arg(n))
+        with self._locked():
+            lib.lk_iter_advance(self._it, size_arg(n))
 
     def revert(self, n: int) -> None:
         """Walk back ``n`` bytes.
@@ -286,7 +356,8 @@ class IovIter:
                 would take a DISCARD's count past SIZE_MAX; the iterator is
                 left unchanged.
         """
-        ret = lib.lk_iter_revert(self._it, size_arg(n))
+        with self._locked():
+            ret = lib.lk_iter_revert(self._it, size_arg(n))
         if ret == -errno.ERANGE:
             raise IterMisuseError(
                 f"revert({n}) goes past the start of the iterator (the kernel would BUG)"
@@ -302,7 +373,8 @@ class IovIter:
 
     def truncate(self, n: int) -> None:
         """Limit count to ``n`` (no effect if count is already smaller)."""
-        lib.lk_iter_truncate(self._it, size_arg(n))
+        with self._locked():
+            lib.lk_iter_truncate(self._it, size_arg(n))
 
     def reexpand(self, n: int) -> None:
         """Set count to ``n`` again after a truncate.
@@ -312,28 +384,31 @@ class IovIter:
                 current position (the kernel trusts its caller here).
         """
         n = size_arg(n)
-        if lib.lk_iter_reexpand(self._it, n) < 0:
-            raise IterMisuseError(
-                f"reexpand({n}): only {lib.lk_iter_capacity(self._it)} "
-                "bytes are left in the segments"
-            )
+        with self._locked():
+            ret = lib.lk_iter_reexpand(self._it, n)
+            capacity = lib.lk_iter_capacity(self._it)
+        if ret < 0:
+            raise IterMisuseError(f"reexpand({n}): only {capacity} bytes are left in the segments")
 
     def single_seg_count(self) -> int:
         """Bytes left in the current segment (count if there is at most one segment)."""
-        return int(lib.lk_iter_single_seg_count(self._it))
+        with self._locked():
+            return int(lib.lk_iter_single_seg_count(self._it))
 
     def _current_iovec(self) -> tuple[int, int]:
         """The current segment as (address, length), as ``iov_iter_iovec()``.
 
         Answers for UBUF (as proposed by Al Viro in the 2023 thread), IOVEC,
-        KVEC and BVEC; (0, 0) when no segment is left.
+        KVEC and BVEC; for XARRAY and FOLIOQ, the rest of the current folio.
+        (0, 0) when no segment is left (or no folio holds the current byte).
 
         Raises:
             IterMisuseError: for DISCARD, which has no memory.
         """
         addr = ffi.new("uintptr_t *")
         length = ffi.new("size_t *")
-        ret = lib.lk_iter_current(self._it, addr, length)
+        with self._locked():
+            ret = lib.lk_iter_current(self._it, addr, length)
         if ret == -errno.ENODATA:
             return (0, 0)
         if ret < 0:
@@ -345,15 +420,34 @@ class IovIter:
     def npages(self, maxpages: int) -> int:
         """Pages the remaining bytes touch, at most ``maxpages``."""
         maxpages = min(size_arg(maxpages, "maxpages"), 2**31 - 1)
-        return int(lib.lk_iter_npages(self._it, maxpages))
+        with self._locked():
+            return int(lib.lk_iter_npages(self._it, maxpages))
 
     def alignment(self) -> int:
         """OR of every remaining segment's address and length (``iov_iter_alignment``)."""
-        return int(lib.lk_iter_alignment(self._it))
+        with self._locked():
+            return int(lib.lk_iter_alignment(self._it))
+
+    def extract_pages(self, maxsize: int, maxpages: int) -> Any:
+        """List the pages under the next bytes and advance past them (``iov_iter_extract_pages``).
+
+        Returns an :class:`labkit.core.extract.ExtractedPages` (length, offset,
+        pages): at most ``maxpages`` page addresses holding at most ``maxsize``
+        bytes (also limited by count and MAX_RW_COUNT), and the offset of the
+        first byte in the first page.  See :mod:`labkit.core.extract` per type.
+
+        Raises:
+            ValueError: if maxpages is 0.
+            OSError: EFAULT for DISCARD, or when the first user page is not mapped.
+        """
+        from labkit.core.extract import extract_pages
+
+        return extract_pages(self, maxsize, maxpages)
 
     # ---- moving bytes ------------------------------------------------------
 
     def _locked(self):
+        """The lock of what owns the memory (a freed FolioQueue's refuses entry)."""
         return self._mem.lock if self._mem is not None else _NO_LOCK
 
     def copy_to_iter(self, data: Any) -> int:

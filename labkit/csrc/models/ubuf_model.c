@@ -114,10 +114,20 @@ LK_ALWAYS_INLINE ssize_t do_op(const struct lk_ubuf_args *a, struct lk_iov_iter 
 		break;
 	}
 	if (w) {
-		if (it->iter_type == LK_ITER_UBUF)
+		switch (lk_iter_kind(it)) {
+		case LK_ITER_UBUF:
 			w->ubuf_iters++;
-		else if (it->iter_type == LK_ITER_IOVEC)
+			break;
+		case LK_ITER_IOVEC:
 			w->iovec_iters++;
+			break;
+		case LK_ITER_KVEC:
+		case LK_ITER_BVEC:
+		case LK_ITER_DISCARD:
+		case LK_ITER_XARRAY:
+		case LK_ITER_FOLIOQ:
+			break;	/* imports build only UBUF and IOVEC */
+		}
 		w->seg_steps += lk_iter_seg_index(it) - before;
 		if (done > 0)
 			w->bytes_moved += (uint64_t)done;
