@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "iov_iter.h"
+#include "iov_step.h"
 #include "iov_folioq.h"
 #include "iov_xarray.h"
 
@@ -452,11 +453,7 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 
 /* ---- moving bytes ------------------------------------------------------------ */
 
-/*
- * A step moves len bytes between the iterator's memory at base and the
- * caller's buffer at offset progress, and returns how many it could NOT move.
- */
-typedef size_t (*lk_step_f)(void *base, size_t progress, size_t len, void *priv);
+/* A step (lk_step_f, iov_step.h) moves bytes and returns how many it could NOT move. */
 
 /*
  * User memory imported from a UserMemory is checked here, at copy time, as
