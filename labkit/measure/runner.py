@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from labkit._args import iters_arg
+
 Variant = Callable[[], "float | Sequence[float]"]
 
 #: Columns every :func:`run` result has (parameter columns follow).
@@ -218,8 +220,12 @@ def calibrate(
     ``kernel(iters)`` runs a batch and returns ns per operation.  The batch is
     grown tenfold until it lasts at least a tenth of the target, then scaled
     to the target: long enough to dwarf the ~25 ns clock read.
+
+    Raises:
+        OSError: EINVAL for ``start`` or ``max_iters`` < 1.
     """
-    iters = max(1, int(start))
+    iters = iters_arg(start)
+    max_iters = iters_arg(max_iters)
     while True:
         ns = max(float(kernel(iters)), 0.0)
         total = ns * iters

@@ -1,7 +1,7 @@
 """Model experiments for the 2023 single-segment ``ITER_UBUF`` work (R2 and R3).
 
 Two questions, each asked of C timing kernels over labkit's iterator core
-(``labkit/csrc/ubuf_model.c``) and real user memory:
+(``labkit/csrc/models/ubuf_model.c``) and real user memory:
 
 * **R2** (merged for Linux 6.4): ``import_iovec()`` of one segment builds an
   ``ITER_UBUF`` instead of an ``ITER_IOVEC``.  :class:`SyscallModel` models one
@@ -14,6 +14,11 @@ Two questions, each asked of C timing kernels over labkit's iterator core
   *deferred* request costs: a READV allocates async state, copies its iterator
   and its iovecs into it and frees it at completion; a READ keeps only
   ``(addr, len)`` and imports again when it is issued.
+
+What a modelled call imports is a read variant of the one table the live
+loops use (:data:`labkit.live.variants.VARIANTS`): ``read`` imports the buffer
+(``import_ubuf``), the iovec variants the user's iovec array laid out as the
+variant lays it (``import_iovec``).
 
 Every model offers :meth:`~SyscallModel.time` (one batch timed in C,
 nanoseconds per call; feed :meth:`~SyscallModel.batch` to ``labkit.measure.runner.run``)
@@ -28,14 +33,17 @@ import errno
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
 
-from labkit._ffi import ffi, lib, raise_errno
+from labkit._args import iters_arg
+from labkit._ffi import check, ffi, lib, raise_errno
 from labkit.config import quick_mode
 from labkit.core.imports import kernel_era
 from labkit.core.memory import PAGE_SIZE, UserMemory
+from labkit.live.variants import VARIANTS, ReadVariant, read_variant
 
 OPS = {
     "advance": int(lib.LK_UBUF_OP_ADVANCE),
@@ -44,23 +52,28 @@ OPS = {
 }
 """What a modelled call does with its iterator."""
 
-URING_VARIANTS = {
-    "read": int(lib.LK_URING_READ),
-    "readv-iovec": int(lib.LK_URING_READV_IOVEC),
-    "readv-rewrite": int(lib.LK_URING_READV_REWRITE),
-    "readv-6.4": int(lib.LK_URING_READV_GENERIC64),
+URING_VARIANTS: dict[str, tuple[str, str, bool]] = {
+    "read": ("read", "6.4", False),
+    "readv-iovec": ("readv1", "6.3", False),
+    "readv-rewrite": ("readv1", "6.3", True),
+    "readv-6.4": ("readv1", "6.4", False),
 }
-"""io_uring request variants: IORING_OP_READ; READV before 6.4 (ITER_IOVEC);
-READV with R3's rewrite to READ; READV on 6.4+ (UBUF by the generic import,
-opcode still READV)."""
+"""io_uring request variants: name -> (read variant, import era, R3's rewrite).
+IORING_OP_READ; READV before 6.4 (ITER_IOVEC); READV with R3's rewrite to
+READ; READV on 6.4+ (UBUF by the generic import, opcode still READV)."""
 
-URING_LABELS = {
-    "readv-iovec": "READV as IOVEC (6.3)",
-    "readv-rewrite": "READV rewritten to READ (R3)",
-    "readv-6.4": "READV, UBUF import (6.4+)",
-    "read": "READ",
+_URING_KERNEL = {
+    "readv-iovec": " as IOVEC (6.3)",
+    "readv-rewrite": " rewritten to READ (R3)",
+    "readv-6.4": ", UBUF import (6.4+)",
+    "read": "",
 }
-"""Human-readable names of :data:`URING_VARIANTS`."""
+URING_LABELS = {
+    name: str(VARIANTS[URING_VARIANTS[name][0]].uring) + kernel
+    for name, kernel in _URING_KERNEL.items()
+}
+"""Human-readable names of :data:`URING_VARIANTS`: the io_uring opcode of the
+read variant, and what the modelled kernel does with it."""
 
 ASYNC_STATE_BYTES = int(lib.lk_ubuf_async_size())
 """Size of the modelled io_uring async state (iovecs + iterator) a deferred READV allocates."""
@@ -148,9 +161,16 @@ class Work:
         )
 
 
-def _segments_arg(segments: Sequence[int] | None, size: int) -> list[int]:
+def _segments_arg(
+    segments: Sequence[int] | None, size: int, variant: ReadVariant
+) -> list[tuple[int, int]]:
+    """The user's iovec array as (offset in the data buffer, length) pairs.
+
+    By default the variant's own layout of ``size`` bytes; given lengths are
+    laid end to end.
+    """
     if segments is None:
-        segments = [size]
+        return variant.segments(size) if variant.vectored else [(0, size)]
     segs = [int(s) for s in segments]
     if len(segs) > int(lib.LK_UBUF_MAX_SEGS):
         raise_errno(
@@ -159,7 +179,8 @@ def _segments_arg(segments: Sequence[int] | None, size: int) -> list[int]:
         )
     if any(s < 0 for s in segs):
         raise_errno(errno.EINVAL, f"segment lengths must be >= 0, got {segs}")
-    return segs
+    offsets = list(accumulate([0, *segs[:-1]])) if segs else []
+    return list(zip(offsets, segs, strict=True))
 
 
 class SharedMemory:
@@ -229,7 +250,8 @@ class _Model:
     def __init__(
         self,
         *,
-        kind: int,
+        variant: ReadVariant,
+        era: int,
         op: str,
         size: int,
         segments: Sequence[int] | None,
@@ -242,9 +264,10 @@ class _Model:
         if size < 0:
             raise_errno(errno.EINVAL, f"size must be >= 0, got {size}")
         self.op = op
-        self.segments = _segments_arg(segments, size)
-        total = max(size, sum(self.segments))
-        nseg = max(len(self.segments), 1)
+        layout = _segments_arg(segments, size, variant)
+        self.segments = [length for _, length in layout]
+        total = max(size, max((off + n for off, n in layout), default=0))
+        nseg = max(len(layout), 1)
         if shared is not None:
             if mem is not None and mem is not shared.mem:
                 raise ValueError("mem and shared.mem must be the same UserMemory")
@@ -256,26 +279,25 @@ class _Model:
             self.data = self.mem.map(max(total, 1))
             self.uvec_map, uvec_off = self.mem.map(nseg * 16), 0
         self.uvec_addr = self.uvec_map.addr + uvec_off
-        # the user's iovec array, written into user memory: segments laid end to end
+        # the user's iovec array, written into user memory
         table = (
             self.uvec_map.array[uvec_off : uvec_off + nseg * 16].view(np.uint64).reshape(nseg, 2)
         )
-        offset = 0
-        for k, length in enumerate(self.segments):
+        for k, (offset, length) in enumerate(layout):
             table[k] = (self.data.addr + offset, length)
-            offset += length
         self.size = size
         self._src = np.frombuffer(bytes(range(256)) * (total // 256 + 1), dtype=np.uint8)
         self._csrc = ffi.from_buffer("uint8_t[]", self._src)
         self._shared = shared  # keeps the argument slot alive
         a = shared.args_slot() if shared is not None else ffi.new("struct lk_ubuf_args *")
         a.mm = self.mem.c_mm
-        a.kind = kind
+        a.variant = variant.id
+        a.era = era
         a.op = OPS[op]
         a.buf = self.data.addr
         a.len = size
         a.uvec = self.uvec_addr
-        a.nr_segs = len(self.segments)
+        a.nr_segs = len(layout)
         a.src = self._csrc
         a.src_len = len(self._src)
         self._args = a
@@ -292,21 +314,17 @@ class _Model:
         """Run one batch of ``iters`` calls in C; nanoseconds per call.
 
         Raises:
-            OSError: the model's errno for a bad set-up (EFAULT, EINVAL, ENOMEM).
-            ValueError: for iters < 1.
+            OSError: the model's errno for a bad set-up (EFAULT, EINVAL, ENOMEM),
+                EINVAL for iters < 1, ETIMEDOUT for a batch past the time budget.
         """
-        iters = default_iters() if iters is None else int(iters)
-        if iters < 1:
-            raise ValueError(f"iters must be >= 1, got {iters}")
+        iters = default_iters() if iters is None else iters_arg(iters)
         with self.mem.lock:  # the C loop reads the address-space table
             ns = float(self._timer()(self._args, iters))
-        if ns < 0:
-            raise_errno(int(-ns), f"{self!r}: timing batch")
-        return ns
+        return float(check(ns, f"{self!r}: timing batch"))
 
     def batch(self, iters: int | None = None) -> Callable[[], float]:
         """A zero-argument callable running one batch (for ``labkit.measure.runner.run``)."""
-        iters = default_iters() if iters is None else int(iters)
+        iters = default_iters() if iters is None else iters_arg(iters)
         return lambda: self.time(iters)
 
     def work(self, calls: int = 1) -> Work:
@@ -322,9 +340,7 @@ class _Model:
         w = ffi.new("struct lk_ubuf_work *")
         fn = lib.lk_ubuf_uring_work if self._uring else lib.lk_ubuf_syscall_work
         with self.mem.lock:
-            ret = fn(self._args, calls, w)
-        if ret < 0:
-            raise_errno(-ret, f"{self!r}: counting {calls} calls")
+            check(fn(self._args, calls, w), f"{self!r}: counting {calls} calls")
         return Work._from_c(w)
 
 
@@ -333,7 +349,10 @@ class SyscallModel(_Model):
 
     Args:
         syscall: ``"read"`` (``import_ubuf`` of ``size`` bytes) or ``"readv"``
-            (``import_iovec`` of the user's iovec array, held in user memory).
+            (``import_iovec`` of the user's iovec array, held in user memory),
+            or any system call variant of :data:`labkit.live.SYSCALL_VARIANTS`
+            (``"readv_empty"``, ``"readv_split"``, ...), whose iovec layout
+            of ``size`` bytes is then the default ``segments``.
         kernel: the import era for readv: ``"6.3"`` (one segment stays
             ITER_IOVEC) or ``"6.4"`` (one segment becomes ITER_UBUF).
         op: ``"zero"`` (``iov_iter_zero``, a page at a time, as /dev/zero),
@@ -341,7 +360,8 @@ class SyscallModel(_Model):
             ``"advance"`` (``iov_iter_advance``: no bytes move).
         size: bytes per call (read) and the default single segment (readv).
         segments: readv's segment lengths, laid end to end in one mapping
-            (default ``[size]``; ``[4096, 0]`` is the live A/B's proxy).
+            (default: the variant's layout, ``[size]`` for readv;
+            ``[4096, 0]``, the layout of ``readv_empty``, is the live A/B's proxy).
         mem: the user address space to map into (a new one by default).
         shared: a :class:`SharedMemory` whose data buffer and iovec-table page
             this model uses instead of mappings of its own (compare variants
@@ -359,13 +379,19 @@ class SyscallModel(_Model):
         mem: UserMemory | None = None,
         shared: SharedMemory | None = None,
     ) -> None:
-        if syscall not in ("read", "readv"):
-            raise ValueError(f"syscall must be 'read' or 'readv', got {syscall!r}")
-        kind = lib.LK_UBUF_KIND_READ if syscall == "read" else lib.LK_UBUF_KIND_READV
-        super().__init__(kind=kind, op=op, size=size, segments=segments, mem=mem, shared=shared)
+        variant = read_variant("readv1" if syscall == "readv" else syscall, interface="syscall")
+        era = kernel_era(kernel)
+        super().__init__(
+            variant=variant,
+            era=era,
+            op=op,
+            size=size,
+            segments=segments,
+            mem=mem,
+            shared=shared,
+        )
         self.syscall = syscall
         self.kernel = str(kernel)
-        self._args.era = kernel_era(kernel)
 
     def __repr__(self) -> str:
         segs = "" if self.syscall == "read" else f", segments={self.segments}"
@@ -410,8 +436,10 @@ class UringModel(_Model):
         defer_every = int(defer_every)
         if defer_every < 0:
             raise ValueError(f"defer_every must be >= 0, got {defer_every}")
+        read, kernel, rewrite = URING_VARIANTS[variant]
         super().__init__(
-            kind=URING_VARIANTS[variant],
+            variant=VARIANTS[read],
+            era=kernel_era(kernel),
             op=op,
             size=size,
             segments=segments,
@@ -421,6 +449,7 @@ class UringModel(_Model):
         self.variant = variant
         self.defer_every = defer_every
         self.defer_alloc_ubuf = bool(defer_alloc_ubuf)
+        self._args.rewrite = int(rewrite)
         self._args.defer_every = defer_every
         self._args.defer_alloc_ubuf = int(self.defer_alloc_ubuf)
 
@@ -463,9 +492,7 @@ def read_zero_models(
         "readv 6.4": SyscallModel("readv", "6.4", size=size, shared=sh),
     }
     if proxy:
-        models["readv 6.4 (4K+empty)"] = SyscallModel(
-            "readv", "6.4", size=size, segments=[size, 0], shared=sh
-        )
+        models["readv 6.4 (4K+empty)"] = SyscallModel("readv_empty", "6.4", size=size, shared=sh)
     return models
 
 
