@@ -1,4 +1,4 @@
-"""The R2/R3 model experiments (labkit.ubuf): logic and work counts, never timing."""
+"""The R2/R3 model experiments (labkit.models.ubuf): logic and work counts, never timing."""
 
 import errno
 import threading

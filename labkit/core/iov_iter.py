@@ -1,6 +1,6 @@
 """``IovIter``: the kernel's ``struct iov_iter`` over real memory.
 
-Each iterator is a C ``struct lk_iov_iter`` (``labkit/csrc/iov_iter.h``) whose
+Each iterator is a C ``struct lk_iov_iter`` (``labkit/csrc/core/iov_iter.h``) whose
 segments point into Python-owned buffers that the iterator keeps alive.  The
 operations are the kernel's, with today's semantics; see the method
 docstrings for the few places where the model refuses what the kernel trusts.

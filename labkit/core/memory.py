@@ -18,7 +18,10 @@ import numpy as np
 
 from labkit._ffi import ffi, lib, raise_errno
 
-PAGE_SIZE = 4096
+#: The page size of the model, from the C core (``LK_PAGE_SHIFT`` in lk_common.h):
+#: every other module imports it from here.
+PAGE_SHIFT = int(lib.LK_PAGE_SHIFT)
+PAGE_SIZE = 1 << PAGE_SHIFT
 
 
 @dataclass(eq=False)

@@ -17,7 +17,7 @@ one batch and receives nanoseconds per operation, so the runner
   mapping, a registered buffer (up to 1 GiB) and registered files, READ /
   READV / READ_FIXED at queue depth 1 and a batched peak loop in the spirit of
   fio's ``t/io_uring``.  Every wait is bounded by the ring's timeout.
-- :mod:`~labkit.live.probe`: whether io_uring is usable here and why not.
+- :mod:`~labkit.live.probe`: whether io_uring is available here and why not.
 - :mod:`~labkit.live.sources`: /dev/zero and :class:`PatternFile`, a tmpfs
   file with a known byte pattern so reads can be verified byte for byte.
 - :mod:`~labkit.live.verify`: every variant reads exactly the expected bytes.

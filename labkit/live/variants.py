@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labkit._ffi import ffi, lib
+from labkit.core.memory import PAGE_SIZE
 
-DEFAULT_LENGTH = 4096
+DEFAULT_LENGTH = PAGE_SIZE
 #: The kernel refuses registered buffers above this size (EFAULT).
 MAX_REGISTERED_BUFFER = 1 << 30
 
