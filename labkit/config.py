@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -63,10 +66,19 @@ def set_time_budget(seconds: float) -> float:
 
 
 @contextmanager
-def time_budget_of(seconds: float) -> Iterator[float]:
-    """Use a time budget of ``seconds`` inside a ``with`` block."""
-    old = set_time_budget(seconds)
+def temporarily(setter: Callable[[T], T], value: T) -> Iterator[T]:
+    """``setter(value)`` for a ``with`` block, then ``setter(previous)``.
+
+    For the run-wide settings whose setter returns the previous value
+    (:func:`set_time_budget`, :func:`labkit.live.set_clock`).
+    """
+    old = setter(value)
     try:
-        yield seconds
+        yield value
     finally:
-        set_time_budget(old)
+        setter(old)
+
+
+def time_budget_of(seconds: float) -> AbstractContextManager[float]:
+    """Use a time budget of ``seconds`` inside a ``with`` block."""
+    return temporarily(set_time_budget, seconds)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import errno
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from itertools import accumulate
 from typing import Any
 
@@ -44,6 +43,8 @@ from labkit.config import quick_mode
 from labkit.core.imports import kernel_era
 from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.live.variants import VARIANTS, ReadVariant, read_variant
+from labkit.models.shared import SharedMemory
+from labkit.models.work import Work
 
 OPS = {
     "advance": int(lib.LK_UBUF_OP_ADVANCE),
@@ -102,65 +103,6 @@ def defer_every_for(rate: float) -> int:
     return max(1, round(1.0 / rate))
 
 
-@dataclass(frozen=True)
-class Work:
-    """Work done by a number of modelled calls, counted by the C model.
-
-    Attributes:
-        calls: calls completed.
-        ubuf_iters / iovec_iters: calls whose data moved through an ITER_UBUF / ITER_IOVEC.
-        seg_steps: segment-table entries stepped over while moving data (0 for UBUF).
-        uvec_bytes_read: bytes of the user's iovec array read (copy_from_user).
-        iovec_table_bytes: bytes of iovec copied into a table the iterator walks
-            (the on-stack fast array, an allocated array, or the async state).
-        iter_bytes_copied: bytes of iterator state saved for deferred requests.
-        imports: import_iovec/import_ubuf calls (a deferred READ imports twice).
-        allocs / frees: heap allocations and frees.
-        deferred: requests deferred (io_uring model).
-        rewritten: READV requests turned into READ (R3).
-        bytes_moved: data bytes moved into user memory.
-    """
-
-    calls: int
-    ubuf_iters: int
-    iovec_iters: int
-    seg_steps: int
-    uvec_bytes_read: int
-    iovec_table_bytes: int
-    iter_bytes_copied: int
-    imports: int
-    allocs: int
-    frees: int
-    deferred: int
-    rewritten: int
-    bytes_moved: int
-
-    @classmethod
-    def _from_c(cls, w: Any) -> Work:
-        return cls(**{name: int(getattr(w, name)) for name in cls.__dataclass_fields__})
-
-    def as_dict(self) -> dict[str, int]:
-        """The counters as a plain dict."""
-        return asdict(self)
-
-    def per_call(self) -> dict[str, float]:
-        """Every counter divided by the number of calls (empty counts stay 0)."""
-        n = self.calls or 1
-        return {k: v / n for k, v in self.as_dict().items() if k != "calls"}
-
-    @property
-    def overhead(self) -> int:
-        """Bookkeeping beyond the data itself: segment steps + iovec and iterator
-        bytes copied + allocations + frees (the quantities the 2023 changes remove)."""
-        return (
-            self.seg_steps
-            + self.iovec_table_bytes
-            + self.iter_bytes_copied
-            + self.allocs
-            + self.frees
-        )
-
-
 def _segments_arg(
     segments: Sequence[int] | None, size: int, variant: ReadVariant
 ) -> list[tuple[int, int]]:
@@ -183,65 +125,6 @@ def _segments_arg(
     return list(zip(offsets, segs, strict=True))
 
 
-class SharedMemory:
-    """One data buffer and one iovec-table page shared by several models.
-
-    Variants compared with each other should zero the *same* physical page:
-    on this kind of machine the cost of clearing a 4 KiB page depends on which
-    page it is by more than the few nanoseconds being compared, and that
-    effect lasts as long as the mapping.  Each model gets its own 64-byte slot
-    of the table page for its iovec array.
-
-    The C argument struct each model's timed loop reads on every call is
-    carved from one block too, a 128-byte (two cache lines) slot per model,
-    so that variants compared with each other read their arguments from
-    equivalently placed memory instead of wherever the allocator put each
-    one (a per-model placement moved a model's ns/call persistently by up to
-    ~3.5 ns here, more than some differences being compared).
-    """
-
-    SLOT = 64
-    ARGS_SLOT = 128
-    ARGS_SLOTS = PAGE_SIZE // SLOT  # as many as the iovec table has slots
-
-    def __init__(self, size: int = PAGE_SIZE, mem: UserMemory | None = None) -> None:
-        self.mem = mem if mem is not None else UserMemory()
-        self.data = self.mem.map(max(int(size), 1))
-        self.table = self.mem.map(PAGE_SIZE)
-        self._next = 0
-        # kernel-side memory (not in the modelled address space): argument slots
-        self._args_block = ffi.new("char[]", self.ARGS_SLOT * (self.ARGS_SLOTS + 1))
-        base = int(ffi.cast("uintptr_t", self._args_block))
-        self._args_base = (-base) % self.ARGS_SLOT
-        self._args_next = 0
-
-    def data_for(self, size: int) -> Any:
-        """The shared data mapping, if it holds ``size`` bytes."""
-        if size > self.data.size:
-            raise ValueError(f"shared data buffer holds {self.data.size} bytes, {size} needed")
-        return self.data
-
-    def table_for(self, nbytes: int) -> tuple[Any, int]:
-        """A slot of the table page for an iovec array of ``nbytes``: (mapping, offset)."""
-        need = -(-max(nbytes, 1) // self.SLOT) * self.SLOT
-        if self._next + need > self.table.size:
-            raise ValueError("shared iovec table page is full")
-        off = self._next
-        self._next += need
-        return self.table, off
-
-    def args_slot(self) -> Any:
-        """A zeroed ``struct lk_ubuf_args *`` in the next 128-byte-aligned argument slot.
-
-        The pointer is valid as long as this SharedMemory is alive.
-        """
-        if self._args_next >= self.ARGS_SLOTS:
-            raise ValueError("shared argument block is full")
-        off = self._args_base + self._args_next * self.ARGS_SLOT
-        self._args_next += 1
-        return ffi.cast("struct lk_ubuf_args *", self._args_block + off)
-
-
 class _Model:
     """Shared set-up: a data mapping, the user's iovec array in user memory, the C args."""
 
@@ -249,9 +132,9 @@ class _Model:
 
     def __init__(
         self,
-        *,
         variant: ReadVariant,
         era: int,
+        *,
         op: str,
         size: int,
         segments: Sequence[int] | None,
@@ -380,16 +263,8 @@ class SyscallModel(_Model):
         shared: SharedMemory | None = None,
     ) -> None:
         variant = read_variant("readv1" if syscall == "readv" else syscall, interface="syscall")
-        era = kernel_era(kernel)
-        super().__init__(
-            variant=variant,
-            era=era,
-            op=op,
-            size=size,
-            segments=segments,
-            mem=mem,
-            shared=shared,
-        )
+        common = {"op": op, "size": size, "segments": segments, "mem": mem, "shared": shared}
+        super().__init__(variant, kernel_era(kernel), **common)
         self.syscall = syscall
         self.kernel = str(kernel)
 
@@ -437,15 +312,8 @@ class UringModel(_Model):
         if defer_every < 0:
             raise ValueError(f"defer_every must be >= 0, got {defer_every}")
         read, kernel, rewrite = URING_VARIANTS[variant]
-        super().__init__(
-            variant=VARIANTS[read],
-            era=kernel_era(kernel),
-            op=op,
-            size=size,
-            segments=segments,
-            mem=mem,
-            shared=shared,
-        )
+        common = {"op": op, "size": size, "segments": segments, "mem": mem, "shared": shared}
+        super().__init__(VARIANTS[read], kernel_era(kernel), **common)
         self.variant = variant
         self.defer_every = defer_every
         self.defer_alloc_ubuf = bool(defer_alloc_ubuf)

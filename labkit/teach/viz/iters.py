@@ -284,16 +284,20 @@ def draw_steps(
         len(steps) + 1, 1, figsize=(width, 2.0 * (len(steps) + 1)), squeeze=False
     )
     log: list[dict[str, Any]] = [{"step": "start", "returned": "", **iter_state(it).__dict__}]
-    draw_iter(
-        it,
-        axes[0][0],
-        segments=segs,
-        contents=contents,
-        scale=scale,
-        show_addr=show_addr,
-        title=f"start: {iter_state(it).describe()}",
-        legend=True,
-    )
+
+    def draw(k: int, title: str) -> None:
+        draw_iter(
+            it,
+            axes[k][0],
+            segments=segs,
+            contents=contents,
+            scale=scale,
+            show_addr=show_addr,
+            title=title,
+            legend=k == 0,
+        )
+
+    draw(0, f"start: {iter_state(it).describe()}")
     for k, step in enumerate(steps, start=1):
         if len(step) == 2 and callable(step[1]):
             label, ret = str(step[0]), step[1](it)
@@ -309,16 +313,7 @@ def draw_steps(
         st = iter_state(it)
         returned = "" if ret is None else (len(ret) if isinstance(ret, bytes) else ret)
         log.append({"step": label, "returned": returned, **st.__dict__})
-        draw_iter(
-            it,
-            axes[k][0],
-            segments=segs,
-            contents=contents,
-            scale=scale,
-            show_addr=show_addr,
-            title=f"{label}{shown}: {st.describe()}",
-            legend=False,
-        )
+        draw(k, f"{label}{shown}: {st.describe()}")
     fig.tight_layout()
     return fig, log
 
