@@ -63,6 +63,8 @@ def _core_loops() -> dict[str, Callable[[], object]]:
         "fixed_submit": lambda: timers.time_fixed_submit(reg, 8192, 4096, "shift", HUGE),
         "syscall model": lambda: ubuf.SyscallModel("readv", "6.3").time(HUGE),
         "uring model": lambda: ubuf.UringModel("readv-rewrite", defer_every=3).time(HUGE),
+        "syscall model, counted": lambda: ubuf.SyscallModel("readv", "6.4").work(HUGE),
+        "uring model, counted": lambda: ubuf.UringModel("read", defer_every=2).work(HUGE),
     }
 
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from labkit._args import iters_arg
+from labkit._args import iters_arg, size_arg
 from labkit._ffi import check, ffi, lib, raise_errno
 from labkit.config import quick_mode
 from labkit.core.imports import kernel_era
@@ -214,12 +214,11 @@ class _Model:
         """Run ``calls`` calls with counting on (untimed) and return the work done.
 
         Raises:
-            OSError: the model's errno for a bad set-up.
+            OSError: the model's errno for a bad set-up; ETIMEDOUT when counting
+                runs past the time budget (:func:`labkit.config.set_time_budget`).
             ValueError: for calls < 0.
         """
-        calls = int(calls)
-        if calls < 0:
-            raise ValueError(f"calls must be >= 0, got {calls}")
+        calls = size_arg(calls, "calls")
         w = ffi.new("struct lk_ubuf_work *")
         fn = lib.lk_ubuf_uring_work if self._uring else lib.lk_ubuf_syscall_work
         with self.mem.lock:

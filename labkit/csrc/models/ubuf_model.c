@@ -294,7 +294,7 @@ LK_ALWAYS_INLINE double time_model(const struct lk_ubuf_args *a, bool uring, uin
 LK_ALWAYS_INLINE int count_model(const struct lk_ubuf_args *a, bool uring, uint64_t calls,
 				 struct lk_ubuf_work *w)
 {
-	uint64_t k;
+	uint64_t k, deadline = lk_budget_deadline();
 	ssize_t r;
 	bool vectored;
 	int err;
@@ -306,6 +306,9 @@ LK_ALWAYS_INLINE int count_model(const struct lk_ubuf_args *a, bool uring, uint6
 	if (err)
 		return err;
 	for (k = 0; k < calls; k++) {
+		/* counting is bounded by the time budget as timing is (lk_clock.h) */
+		if (k % LK_BUDGET_CHUNK == 0 && lk_over_budget(deadline, k, calls))
+			return -ETIMEDOUT;
 		r = model_one(a, uring, vectored, k, w);
 		if (r < 0)
 			return (int)r;

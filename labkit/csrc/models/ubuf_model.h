@@ -9,6 +9,7 @@
  *   lk_ubuf_*_work()  the same calls, counted instead of timed: iterator types
  *                     built, segment-table steps, iovec bytes copied,
  *                     allocations.  Deterministic, for tests and notebooks.
+ * Both are bounded by the time budget (lk_clock.h): past it, -ETIMEDOUT.
  *
  * Every user address (the data buffer and the user's iovec array) lives in a
  * struct lk_mm and is access-checked before it is touched.
