@@ -206,6 +206,13 @@ def test_the_read_variant_table_is_the_c_one():
         row = lib.lk_read_variant(k)
         assert (v.id, v.name, v.label) == (k, name, ffi.string(row.label).decode())
     assert lib.lk_read_variant(len(live.VARIANTS)) == ffi.NULL
+    assert [live.VARIANTS[op].uring_label for op in live.URING_OPS] == [
+        "READ",
+        "READV(1 x 4K)",
+        "READV(4K + empty)",
+        "READV(2 x 2K)",
+        "READ_FIXED",
+    ]
     assert lib.lk_read_variant(-1) == ffi.NULL
     length = 4096
     assert live.VARIANTS["readv_empty"].segments(length) == [(0, length), (length, 0)]

@@ -71,6 +71,13 @@ class ReadVariant:
     rwf: int
 
     @property
+    def uring_label(self) -> str | None:
+        """The label of its io_uring request: the opcode and the layout (``"READV(1 x 4K)"``)."""
+        if self.uring is None:
+            return None
+        return self.uring + (self.label[self.label.index("(") :] if "(" in self.label else "")
+
+    @property
     def vectored(self) -> bool:
         """True when the call passes an iovec array (``import_iovec``), not a buffer."""
         return self.layout != "buffer"
