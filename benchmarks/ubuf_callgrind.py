@@ -63,6 +63,8 @@ for _k in (0, 4):
 CHILD = """
 import json, sys
 
+from labkit.models import ubuf
+
 cls, kwargs, n = json.loads(sys.argv[1])
 getattr(ubuf, cls)(**kwargs).time(n)
 """

@@ -40,4 +40,9 @@ def positive_int(value: Any, name: str, *, maximum: int | None = None) -> int:
     return n
 
 
-__all__ = ["SIZE_MAX", "positive_int", "size_arg"]
+def iters_arg(iters: Any) -> int:
+    """A batch's iteration count: an int from 1 to SIZE_MAX; 0 is OSError(EINVAL), as from C."""
+    return positive_int(iters, "iters", maximum=SIZE_MAX)
+
+
+__all__ = ["SIZE_MAX", "iters_arg", "positive_int", "size_arg"]

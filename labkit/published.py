@@ -19,7 +19,6 @@ import pandas as pd
 from labkit import config
 from labkit.measure.results import READ_CSV_EXACT
 
-RESULTS = ("R1", "R2", "R3")
 SOURCE_COLUMNS = ("source_file", "source_subject", "source_author", "source_date")
 
 
@@ -28,8 +27,18 @@ def published_dir() -> Path:
     return config.repo_root() / "data" / "published"
 
 
+def _results() -> tuple[str, ...]:
+    """The results with published figures: one ``R<n>.csv`` each in :func:`published_dir`."""
+    stems = [p.stem for p in published_dir().glob("R*.csv") if p.stem[1:].isdigit()]
+    return tuple(sorted(stems, key=lambda s: int(s[1:])))
+
+
+#: The results with published figures ("R1", "R2", "R3", ...), read from data/published/.
+RESULTS = _results()
+
+
 def path(result_id: str) -> Path:
-    """The CSV of ``result_id`` ("R1", "R2" or "R3")."""
+    """The CSV of ``result_id`` (one of :data:`RESULTS`: "R1", "R2", "R3")."""
     rid = str(result_id).upper()
     if rid not in RESULTS:
         raise KeyError(f"unknown result {result_id!r}; expected one of {RESULTS}")

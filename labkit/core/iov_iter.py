@@ -1,6 +1,6 @@
 """``IovIter``: the kernel's ``struct iov_iter`` over real memory.
 
-Each iterator is a C ``struct lk_iov_iter`` (``labkit/csrc/iov_iter.h``) whose
+Each iterator is a C ``struct lk_iov_iter`` (``labkit/csrc/core/iov_iter.h``) whose
 segments point into Python-owned buffers that the iterator keeps alive.  The
 operations are the kernel's, with today's semantics; see the method
 docstrings for the few places where the model refuses what the kernel trusts.
@@ -8,69 +8,26 @@ docstrings for the few places where the model refuses what the kernel trusts.
 
 from __future__ import annotations
 
-import enum
 import errno
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from labkit._args import size_arg
 from labkit._ffi import check, ffi, lib
+from labkit.core.extract import extract_pages
+from labkit.core.folioq import folio_queue_iter
+from labkit.core.iter_args import (
+    ITER_DEST,
+    ITER_SOURCE,
+    MAX_BVEC_FIELD,
+    TYPE_NAMES,
+    Direction,
+    address_of,
+    buffer_arg,
+    direction_arg,
+)
+from labkit.core.pagecache import xarray_iter
 from labkit.errors import IterMisuseError
-
-TYPE_NAMES = {
-    lib.LK_ITER_UBUF: "UBUF",
-    lib.LK_ITER_IOVEC: "IOVEC",
-    lib.LK_ITER_KVEC: "KVEC",
-    lib.LK_ITER_BVEC: "BVEC",
-    lib.LK_ITER_DISCARD: "DISCARD",
-    lib.LK_ITER_XARRAY: "XARRAY",
-    lib.LK_ITER_FOLIOQ: "FOLIOQ",
-}
-MAX_BVEC_FIELD = 2**32 - 1
-
-
-class Direction(enum.IntEnum):
-    """Data direction, numerically as the kernel's ITER_DEST (READ) and ITER_SOURCE (WRITE)."""
-
-    DEST = lib.LK_ITER_DEST
-    SOURCE = lib.LK_ITER_SOURCE
-
-    def __repr__(self) -> str:
-        return f"ITER_{self.name}"
-
-
-ITER_DEST = Direction.DEST
-"""A read: data is copied into the iterator's memory."""
-ITER_SOURCE = Direction.SOURCE
-"""A write: data is copied out of the iterator's memory."""
-
-
-def direction_arg(direction: Any) -> Direction:
-    """Validate a direction (ITER_DEST or ITER_SOURCE, or 0/1)."""
-    try:
-        return Direction(direction)
-    except ValueError:
-        raise ValueError(
-            f"direction must be ITER_DEST (0) or ITER_SOURCE (1), got {direction!r}"
-        ) from None
-
-
-def buffer_arg(buf: Any, writable: bool, what: str = "buf") -> Any:
-    """A cffi ``uint8_t[]`` over a contiguous buffer (kept alive by the result)."""
-    try:
-        return ffi.from_buffer("uint8_t[]", buf, require_writable=writable)
-    except TypeError:
-        raise TypeError(
-            f"{what} must be a contiguous {'writable ' if writable else ''}buffer "
-            f"(numpy array, bytearray, memoryview), not {type(buf).__name__}"
-        ) from None
-    except BufferError as exc:
-        raise TypeError(f"{what}: {exc}") from None
-
-
-def address_of(cbuf: Any) -> int:
-    """The address of a cffi buffer."""
-    return int(ffi.cast("uintptr_t", cbuf))
 
 
 class _ClassOrInstanceMethod:
@@ -222,8 +179,6 @@ class IovIter:
         Raises:
             ValueError: for a bad direction or a range past the largest file position.
         """
-        from labkit.core.pagecache import xarray_iter
-
         return xarray_iter(cls, direction, xarray, start, count)
 
     @classmethod
@@ -250,8 +205,6 @@ class IovIter:
                 the end of the slot's folio, or a count past the end of the queue.
             IterMisuseError: if the queue was freed.
         """
-        from labkit.core.folioq import folio_queue_iter
-
         return folio_queue_iter(cls, direction, folioq, first_slot, offset, count, segment)
 
     # ---- state -------------------------------------------------------------
@@ -440,8 +393,6 @@ class IovIter:
             ValueError: if maxpages is 0.
             OSError: EFAULT for DISCARD, or when the first user page is not mapped.
         """
-        from labkit.core.extract import extract_pages
-
         return extract_pages(self, maxsize, maxpages)
 
     # ---- moving bytes ------------------------------------------------------
@@ -518,3 +469,15 @@ class _NoLock:
 
 
 _NO_LOCK = _NoLock()
+
+
+__all__ = [
+    "ITER_DEST",
+    "ITER_SOURCE",
+    "TYPE_NAMES",
+    "Direction",
+    "IovIter",
+    "address_of",
+    "buffer_arg",
+    "direction_arg",
+]

@@ -11,13 +11,11 @@ from typing import Any
 from labkit._args import positive_int
 from labkit._ffi import check, ffi, lib, raise_errno
 from labkit.live.sources import aligned_buffer, open_zero
-from labkit.live.variants import _SYSCALL_FUNCS, _SYSCALL_IDS, DEFAULT_LENGTH, SYSCALL_VARIANTS
+from labkit.live.variants import DEFAULT_LENGTH, SYSCALL_VARIANTS, read_variant
 
 
-def _syscall_variant(name: str) -> str:
-    if name not in _SYSCALL_FUNCS:
-        raise ValueError(f"unknown system call variant {name!r}; choose from {SYSCALL_VARIANTS}")
-    return name
+def _syscall_id(name: str) -> int:
+    return read_variant(name, interface="syscall").id
 
 
 def syscall_ns(
@@ -30,20 +28,14 @@ def syscall_ns(
     reads at that offset every time (``pread64``/``preadv``; right for a small
     regular file).  A failed or short call raises OSError (EIO for short).
     """
-    fn = _SYSCALL_FUNCS[_syscall_variant(variant)]
-    length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
-    iters = positive_int(iters, "iters")
-    if offset < -1:
-        raise_errno(errno.EINVAL, f"offset must be >= -1, got {offset}")
-    owner, buf = aligned_buffer(length)
-    ns = check(fn(fd, buf, length, offset, iters), f"{variant} on fd {fd}")
-    del owner
-    return ns
+    return syscall_variants(fd, length=length, iters=iters, offset=offset, names=(variant,))[
+        variant
+    ]()
 
 
 def syscall_read(variant: str, fd: int, length: int = DEFAULT_LENGTH, offset: int = -1) -> bytes:
     """One untimed call of a read variant: the bytes it read (for correctness checks)."""
-    vid = _SYSCALL_IDS[_syscall_variant(variant)]
+    vid = _syscall_id(variant)
     length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
     owner, buf = aligned_buffer(length)
     n = int(check(lib.lk_sys_read_once(vid, fd, buf, length, offset), f"{variant} on fd {fd}"))
@@ -64,31 +56,23 @@ def syscall_variants(
 
     The variants share one page-aligned buffer, kept alive by the callables.
     """
+    ids = {name: _syscall_id(name) for name in names}
     length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
     iters = positive_int(iters, "iters")
+    if offset < -1:
+        raise_errno(errno.EINVAL, f"offset must be >= -1, got {offset}")
     owner, buf = aligned_buffer(length)
-
     return {
-        name: _bind(
-            _SYSCALL_FUNCS[_syscall_variant(name)], fd, buf, owner, length, offset, iters, name
-        )
-        for name in names
+        name: _bind(vid, fd, buf, owner, length, offset, iters, name) for name, vid in ids.items()
     }
 
 
 def _bind(
-    fn: Callable[..., float],
-    fd: int,
-    buf: Any,
-    owner: Any,
-    length: int,
-    offset: int,
-    iters: int,
-    name: str,
+    vid: int, fd: int, buf: Any, owner: Any, length: int, offset: int, iters: int, name: str
 ) -> Callable[[], float]:
     def run() -> float:
         _ = owner  # the closure keeps the buffer alive
-        return check(fn(fd, buf, length, offset, iters), f"{name} on fd {fd}")
+        return check(lib.lk_time_syscall(vid, fd, buf, length, offset, iters), f"{name} on fd {fd}")
 
     run.__name__ = f"syscall_{name}"
     return run
