@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -165,64 +165,6 @@ def fixed_cost_source(*, target_ns: float = 2e6) -> tuple[str, Callable[[], floa
     return ("read(2) of 1 byte from /dev/zero, timed in C", lambda: read_batch(iters))
 
 
-def composed_ratio_ci(
-    fixed: Sequence[float],
-    num: Sequence[float],
-    den: Sequence[float],
-    *,
-    n_boot: int = 4000,
-    ci: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """(point, low, high) of (F + num) / (F + den) from medians, with a bootstrap interval.
-
-    Each bootstrap round resamples the F, numerator and denominator samples
-    independently (with replacement) and takes the ratio of the medians; the
-    same resampled F enters numerator and denominator.
-    """
-    f, a, b = (np.asarray(x, dtype=float) for x in (fixed, num, den))
-    if not (len(f) and len(a) and len(b)):
-        raise ValueError("every sample set must be non-empty")
-    rng = np.random.default_rng(seed)
-    point = (np.median(f) + np.median(a)) / (np.median(f) + np.median(b))
-    fm = np.median(rng.choice(f, (n_boot, len(f))), axis=1)
-    am = np.median(rng.choice(a, (n_boot, len(a))), axis=1)
-    bm = np.median(rng.choice(b, (n_boot, len(b))), axis=1)
-    boots = (fm + am) / (fm + bm)
-    lo, hi = np.quantile(boots, [(1 - ci) / 2, 1 - (1 - ci) / 2])
-    return float(point), float(lo), float(hi)
-
-
-def fit_ns_per_page(
-    df: pd.DataFrame,
-    *,
-    seek: str = "walk-2019",
-    min_pages: int = 1,
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """Slope of ns per seek against pages skipped: (point, low, high), 95 % bootstrap.
-
-    Least squares on the per-offset medians of ``seek`` (offsets with at least
-    ``min_pages`` pages skipped); the interval resamples the repeats within
-    each offset.
-    """
-    d = df[(df["variant"] == seek) & (df["pages_skipped"] >= min_pages)]
-    groups = [g["ns_per_op"].to_numpy() for _, g in d.groupby("pages_skipped")]
-    x = np.array(sorted(d["pages_skipped"].unique()), dtype=float)
-    if len(x) < 2:
-        raise ValueError("need at least two offsets to fit a slope")
-    y = np.array([np.median(g) for g in groups])
-    point = float(np.polyfit(x, y, 1)[0])
-    rng = np.random.default_rng(seed)
-    slopes = []
-    for _ in range(n_boot):
-        yb = np.array([np.median(rng.choice(g, len(g))) for g in groups])
-        slopes.append(np.polyfit(x, yb, 1)[0])
-    lo, hi = np.quantile(slopes, [0.025, 0.975])
-    return point, float(lo), float(hi)
-
-
 def default_registered_size(quick: bool | None = None) -> int:
     """The registered buffer size for R1: 1 GiB (the 2019 cap), 64 MiB in quick mode."""
     return (64 << 20) if quick_mode(quick) else MAX_REGISTERED_BUFFER
@@ -260,9 +202,7 @@ def read_fixed_roundtrip_ns(
 
 
 __all__ = [
-    "composed_ratio_ci",
     "default_registered_size",
-    "fit_ns_per_page",
     "fixed_cost_source",
     "read_fixed_roundtrip_ns",
     "seek_cost_experiment",

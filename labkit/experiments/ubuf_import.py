@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
-from labkit.measure import runner, stats
+from labkit.measure import runner
 from labkit.models.ubuf import (
     batches,
     defer_every_for,
@@ -98,69 +96,8 @@ def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None
     return pd.concat(frames, ignore_index=True)
 
 
-def difference_ci(
-    df: Any,
-    slow: str,
-    fast: str,
-    *,
-    value: str = "ns_per_op",
-    confidence: float = 0.95,
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> dict[str, float]:
-    """median(slow) - median(fast) with a seeded bootstrap interval (the ns saved per call).
-
-    Raises:
-        KeyError: if either variant has no rows.
-    """
-    a = df.loc[df["variant"] == slow, value].to_numpy(dtype=float)
-    b = df.loc[df["variant"] == fast, value].to_numpy(dtype=float)
-    for name, arr in ((slow, a), (fast, b)):
-        if arr.size == 0:
-            raise KeyError(f"difference_ci: no rows with variant == {name!r}")
-    rng = np.random.default_rng(seed)
-    da = np.median(a[rng.integers(0, a.size, (n_boot, a.size))], axis=1)
-    db = np.median(b[rng.integers(0, b.size, (n_boot, b.size))], axis=1)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(da - db, [alpha, 1 - alpha])
-    return {
-        "saved_ns": float(np.median(a) - np.median(b)),
-        "ci_low": float(lo),
-        "ci_high": float(hi),
-        "slow_ns": float(np.median(a)),
-        "fast_ns": float(np.median(b)),
-    }
-
-
-def gain_ci(df: Any, slow: str, fast: str, *, kind: str = "time") -> dict[str, float]:
-    """The gain of ``fast`` over ``slow`` with the harness's bootstrap ratio interval.
-
-    ``kind="time"``: the share of time saved, 1 - t_fast / t_slow (R2's "about 3%").
-    ``kind="rate"``: the throughput gain, t_slow / t_fast - 1 (R3's IOPS "+5.8%").
-    """
-    if kind not in ("time", "rate"):
-        raise ValueError(f"kind must be 'time' or 'rate', got {kind!r}")
-    if kind == "time":
-        r = stats.ratio_ci(df, fast, slow)
-        return {
-            "gain": 1 - r.ratio,
-            "ci_low": 1 - r.ci_high,
-            "ci_high": 1 - r.ci_low,
-            "n": min(r.n_numerator, r.n_denominator),
-        }
-    r = stats.ratio_ci(df, slow, fast)
-    return {
-        "gain": r.ratio - 1,
-        "ci_low": r.ci_low - 1,
-        "ci_high": r.ci_high - 1,
-        "n": min(r.n_numerator, r.n_denominator),
-    }
-
-
 __all__ = [
     "Plan",
-    "difference_ci",
-    "gain_ci",
     "plan",
     "run_mechanics",
     "run_read_zero",

@@ -1,0 +1,312 @@
+"""The resampling engine of :mod:`labkit.measure.stats`: one-level (scipy) and two-level.
+
+An :class:`Estimate` is what every labkit figure is reported as.  :func:`bootstrap`
+computes one from :class:`Sample` s and a vectorised statistic:
+
+* **One run**: :func:`scipy.stats.bootstrap` over the batches of each sample
+  (resampled independently), BCa where it can be computed, the percentile
+  interval where it cannot (the jackknife behind BCa is degenerate, e.g. many
+  tied medians); :attr:`Estimate.method` says which.
+* **Several runs**: a two-level (hierarchical) bootstrap: resample the runs
+  with replacement, then the batches within each chosen run, and compute the
+  statistic on the pooled resample; the interval is the percentile one.
+  This is written with :class:`numpy.random.Generator` rather than scipy:
+  ``scipy.stats.bootstrap`` resamples the observations of each sample
+  independently, at one level, and has no notion of clusters; a nested
+  resample would need randomness inside the statistic, which breaks the
+  jackknife BCa relies on and scipy's vectorised calls.  BCa's acceleration
+  would need a jackknife over runs, unreliable with three to five runs, so
+  the two-level interval is the percentile one.  Samples of the same
+  ``block`` (taken from the same table) share the run draw: a slow process
+  slows every variant it measured, and interleaving is what lets a ratio
+  cancel that; samples of another block (a separately measured F) are drawn
+  on their own.
+
+Spreads, in the unit of the estimate:
+
+* ``within_run``: the bootstrap standard error of the statistic inside one
+  run (the median over runs): how precisely one process pins the figure down;
+* ``between_run``: 1.4826 x the median absolute deviation of the per-run
+  estimates (a robust standard deviation): how far independent processes
+  disagree; NaN with one run.  Well above ``within_run``, it says an interval
+  over the batches of one process would understate the uncertainty.
+
+One seeding rule: every interval draws from ``numpy.random.default_rng(seed)``
+with ``seed = DEFAULT_SEED`` (20190729, the date of R1's fix mail) unless a seed
+is given, so the same data always give the same interval; one default number
+of resamples, :data:`DEFAULT_N_RESAMPLES`.  The interval is widened to contain
+the point estimate where a BCa interval would exclude it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+from scipy import stats as _scipy_stats
+
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_N_RESAMPLES = 4000
+DEFAULT_SEED = 20190729
+
+_MAD_TO_SD = 1.4826  # MAD of a normal sample x this = its standard deviation
+
+Statistic = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure with its interval, its method, its sample sizes and its spreads."""
+
+    quantity: str  #: what was estimated, in words
+    estimate: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    method: str  #: how the interval was computed
+    n_runs: int  #: independent runs (worker processes)
+    n_batches: int  #: batches per sample (the smallest sample's, if they differ)
+    within_run: float  #: bootstrap standard error inside one run (median over runs)
+    between_run: float  #: robust SD of the per-run estimates (NaN with one run)
+
+    @property
+    def noise(self) -> float:
+        """The machine's noise for this figure: the between-run spread when there are
+        several runs, else the within-run one."""
+        if self.n_runs >= 2 and math.isfinite(self.between_run):
+            return self.between_run
+        return self.within_run
+
+    def affine(self, scale: float, offset: float = 0.0, quantity: str | None = None) -> Estimate:
+        """``scale * x + offset`` applied to the estimate and its interval (a negative
+        scale swaps the bounds); spreads scale by ``|scale|``."""
+        lo, hi = scale * self.ci_low + offset, scale * self.ci_high + offset
+        if scale < 0:
+            lo, hi = hi, lo
+        return replace(
+            self,
+            quantity=quantity or self.quantity,
+            estimate=scale * self.estimate + offset,
+            ci_low=lo,
+            ci_high=hi,
+            within_run=abs(scale) * self.within_run,
+            between_run=abs(scale) * self.between_run,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (for DataFrames and JSON)."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        pct = f"{100 * self.confidence:g}%"
+        runs = f"{self.n_runs} run{'s' if self.n_runs != 1 else ''}"
+        return (
+            f"{self.estimate:.4g} [{pct} CI {self.ci_low:.4g}, {self.ci_high:.4g}] "
+            f"({runs}, {self.n_batches} batches; {self.method})"
+        )
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The batches of one variant: values and the run each came from.
+
+    Samples with the same ``block`` share the run draw of the two-level
+    bootstrap (they were measured in the same processes).
+    """
+
+    values: np.ndarray
+    runs: np.ndarray
+    block: int = 0
+
+    @staticmethod
+    def of(values: Any, runs: Any = None, block: int = 0) -> Sample:
+        """A sample from array-likes; ``runs`` None means one run."""
+        v = np.asarray(values, dtype=float).ravel()
+        r = np.zeros(v.size, dtype=np.int64) if runs is None else np.asarray(runs).ravel()
+        if r.size != v.size:
+            raise ValueError(f"Sample: {v.size} values but {r.size} run labels")
+        if v.size == 0:
+            raise ValueError("Sample: no values")
+        if not np.isfinite(v).all():
+            raise ValueError("Sample: values must be finite")
+        return Sample(v, r, int(block))
+
+
+def _check(confidence: float, n_resamples: int) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if int(n_resamples) < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+
+
+def _robust_sd(x: np.ndarray) -> float:
+    x = x[np.isfinite(x)]
+    if x.size < 2:
+        return float("nan")
+    return float(_MAD_TO_SD * np.median(np.abs(x - np.median(x))))
+
+
+def _one_level(
+    arrays: Sequence[np.ndarray],
+    statistic: Statistic,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    methods: Sequence[str] = ("BCa", "percentile"),
+) -> tuple[float, float, float, str]:
+    """(low, high, standard error, method) from scipy over independent samples."""
+    for method in methods:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # degenerate BCa: fall back, never print
+            res = _scipy_stats.bootstrap(
+                tuple(arrays),
+                statistic,
+                n_resamples=int(n_resamples),
+                confidence_level=confidence,
+                method=method,
+                vectorized=True,
+                rng=np.random.default_rng(seed),
+            )
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if math.isfinite(lo) and math.isfinite(hi):
+            return lo, hi, float(res.standard_error), f"{method} bootstrap (scipy)"
+    return float("nan"), float("nan"), float("nan"), "no interval (bootstrap degenerate)"
+
+
+def _run_groups(samples: Sequence[Sample]) -> dict[int, list[Any]]:
+    """Run labels of each block; every sample of a block must have every label."""
+    labels: dict[int, list[Any]] = {}
+    for s in samples:
+        labels.setdefault(s.block, [])
+        labels[s.block] = sorted(set(labels[s.block]) | set(s.runs.tolist()))
+    for s in samples:
+        missing = set(labels[s.block]) - set(s.runs.tolist())
+        if missing:
+            raise ValueError(
+                f"a sample has no batches in run(s) {sorted(missing)} of its table: every "
+                "variant must be measured in every run"
+            )
+    return labels
+
+
+def _two_level(
+    samples: Sequence[Sample],
+    labels: dict[int, list[Any]],
+    statistic: Statistic,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The statistic over ``n_resamples`` two-level resamples (runs, then batches)."""
+    draws = {b: rng.integers(0, len(lab), (n_resamples, len(lab))) for b, lab in labels.items()}
+    resampled = []
+    for s in samples:
+        lab = labels[s.block]
+        groups = [s.values[s.runs == r] for r in lab]
+        width = max(g.size for g in groups)
+        table = np.full((len(groups), width), np.nan)
+        counts = np.array([g.size for g in groups])
+        for k, g in enumerate(groups):
+            table[k, : g.size] = g
+        chosen = draws[s.block]  # (B, runs): which runs
+        n = counts[chosen][:, :, None]  # batches in each chosen run
+        pos = np.floor(rng.random((n_resamples, len(lab), width)) * n).astype(np.int64)
+        vals = table[chosen[:, :, None], pos]
+        vals[np.arange(width)[None, None, :] >= n] = np.nan  # pad short runs
+        resampled.append(vals.reshape(n_resamples, -1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(statistic(*resampled, axis=-1), dtype=float)
+
+
+def bootstrap(
+    samples: Sequence[Sample],
+    statistic: Statistic,
+    *,
+    quantity: str,
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Estimate:
+    """The estimate of ``statistic`` over ``samples``, with its interval and spreads.
+
+    ``statistic(*arrays, axis=-1)`` must be vectorised along its last axis and
+    ignore NaN (use ``np.nanmedian``): in the two-level resample, runs with
+    fewer batches than others are padded with NaN.
+
+    Raises:
+        ValueError: for no samples, a bad confidence or resample count, or a
+            sample missing a run its table has.
+    """
+    _check(confidence, n_resamples)
+    if not samples:
+        raise ValueError("bootstrap: no samples")
+    labels = _run_groups(samples)
+    n_runs = max(len(v) for v in labels.values())
+    n_batches = min(s.values.size for s in samples)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        point = float(statistic(*[s.values for s in samples], axis=-1))
+
+    def per_run(r: Any) -> list[np.ndarray]:
+        return [s.values[s.runs == r] if r in labels[s.block] else s.values for s in samples]
+
+    if n_runs < 2 and n_batches < 2:
+        lo = hi = se = between = float("nan")
+        method = "no interval: a sample has a single batch"
+    elif all(np.ptp(s.values) == 0 for s in samples):
+        lo = hi = point
+        se = 0.0
+        method = "no spread (every batch equal): the interval is the point"
+        run_est = [float(statistic(*per_run(r), axis=-1)) for r in labels[samples[0].block]]
+        between = _robust_sd(np.array(run_est)) if n_runs >= 2 else float("nan")
+    elif n_runs < 2:
+        lo, hi, se, method = _one_level(
+            [s.values for s in samples], statistic, confidence, n_resamples, seed
+        )
+        between = float("nan")
+    else:
+        rng = np.random.default_rng(seed)
+        boots = _two_level(samples, labels, statistic, int(n_resamples), rng)
+        boots = boots[np.isfinite(boots)]
+        alpha = (1 - confidence) / 2
+        lo, hi = (float(q) for q in np.quantile(boots, [alpha, 1 - alpha]))
+        method = "two-level percentile bootstrap: runs, then batches within runs (numpy)"
+        ses, run_est = [], []
+        for r in labels[samples[0].block]:
+            arrays = per_run(r)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                run_est.append(float(statistic(*arrays, axis=-1)))
+            if min(a.size for a in arrays) >= 2 and any(np.ptp(a) > 0 for a in arrays):
+                ses.append(
+                    _one_level(arrays, statistic, confidence, n_resamples, seed, ("percentile",))[2]
+                )
+        se = float(np.median(ses)) if ses else 0.0
+        between = _robust_sd(np.array(run_est))
+    return Estimate(
+        quantity=quantity,
+        estimate=point,
+        ci_low=min(lo, point) if math.isfinite(lo) else lo,
+        ci_high=max(hi, point) if math.isfinite(hi) else hi,
+        confidence=confidence,
+        method=method,
+        n_runs=n_runs,
+        n_batches=n_batches,
+        within_run=se,
+        between_run=between,
+    )
+
+
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_N_RESAMPLES",
+    "DEFAULT_SEED",
+    "Estimate",
+    "Sample",
+    "Statistic",
+    "bootstrap",
+]
