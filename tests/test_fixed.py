@@ -539,7 +539,7 @@ def test_r1_figures_come_from_the_one_statistics_module():
             "ns_per_op": [300.0] * 9 + [100.0] * 9,
         }
     )
-    r = stats.composed_ratio([100.0] * 9, sub, "walk-2019 tail", "shift tail")
+    r = stats.composed_ratio(sub, "walk-2019 tail", "shift tail", fixed=[100.0] * 9)
     assert r.estimate == r.ci_low == r.ci_high == 2.0
     assert not hasattr(fixed_seek, "composed_ratio_ci") and not hasattr(
         fixed_seek, "fit_ns_per_page"

@@ -163,7 +163,7 @@ def test_composed_ratio():
     sub = pd.DataFrame(
         {"variant": ["num"] * 9 + ["den"] * 9, "ns_per_op": [300.0] * 9 + [100.0] * 9}
     )
-    e = stats.composed_ratio(f, sub, "num", "den")
+    e = stats.composed_ratio(sub, "num", "den", fixed=f)
     assert e.estimate == e.ci_low == e.ci_high == 2.0 and "no spread" in e.method
     rng = np.random.default_rng(1)
     sub = pd.DataFrame(
@@ -173,10 +173,18 @@ def test_composed_ratio():
         }
     )
     fixed = pd.DataFrame({"ns_per_op": rng.normal(100, 5, 50)})
-    e = stats.composed_ratio(fixed, sub, "num", "den")
+    e = stats.composed_ratio(sub, "num", "den", fixed=fixed)
     assert e.ci_low < 5.0 < e.ci_high
+    # F measured in the same runs as the variants: a variant of the same table
+    both = pd.concat([sub, fixed.assign(variant="F")], ignore_index=True)
+    same = stats.composed_ratio(both, "num", "den", fixed="F")
+    assert same.estimate == pytest.approx(e.estimate)
     with pytest.raises(ValueError):
-        stats.composed_ratio([], sub, "num", "den")
+        stats.composed_ratio(sub, "num", "den", fixed=[])
+    total = stats.sum_of_medians(both, ["F", "num"])
+    assert total.ci_low < 1000 < total.ci_high
+    frame = stats.to_frame({"a": e, "b": same})
+    assert list(frame["name"]) == ["a", "b"] and "ci_low" in frame.columns
 
 
 def test_degenerate_cases_say_so():

@@ -25,7 +25,9 @@ computes one from :class:`Sample` s and a vectorised statistic:
 Spreads, in the unit of the estimate:
 
 * ``within_run``: the bootstrap standard error of the statistic inside one
-  run (the median over runs): how precisely one process pins the figure down;
+  run (the median over runs; with several runs, from the same resampler
+  restricted to each run's batches): how precisely one process pins the
+  figure down;
 * ``between_run``: 1.4826 x the median absolute deviation of the per-run
   estimates (a robust standard deviation): how far independent processes
   disagree; NaN with one run.  Well above ``within_run``, it says an interval
@@ -50,7 +52,7 @@ import numpy as np
 from scipy import stats as _scipy_stats
 
 DEFAULT_CONFIDENCE = 0.95
-DEFAULT_N_RESAMPLES = 4000
+DEFAULT_N_RESAMPLES = 2000
 DEFAULT_SEED = 20190729
 
 _MAD_TO_SD = 1.4826  # MAD of a normal sample x this = its standard deviation
@@ -96,6 +98,15 @@ class Estimate:
             within_run=abs(scale) * self.within_run,
             between_run=abs(scale) * self.between_run,
         )
+
+    def brief(self, fmt: str = "{:.4g}", scale: float = 1.0) -> str:
+        """``"estimate [low, high]"`` with ``fmt`` (e.g. ``"{:+.1f}"``), times ``scale``."""
+        est, lo, hi = (scale * v for v in (self.estimate, self.ci_low, self.ci_high))
+        if scale < 0:
+            lo, hi = hi, lo
+        if math.isnan(lo) or math.isnan(hi):
+            return f"{fmt.format(est)} [no interval]"
+        return f"{fmt.format(est)} [{fmt.format(lo)}, {fmt.format(hi)}]"
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as a plain dict (for DataFrames and JSON)."""
@@ -281,10 +292,14 @@ def bootstrap(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 run_est.append(float(statistic(*arrays, axis=-1)))
-            if min(a.size for a in arrays) >= 2 and any(np.ptp(a) > 0 for a in arrays):
-                ses.append(
-                    _one_level(arrays, statistic, confidence, n_resamples, seed, ("percentile",))[2]
-                )
+            if any(np.ptp(a) > 0 for a in arrays):
+                # the same resampler, inside this run only: its batches, no run draw
+                one = [
+                    Sample(a, np.zeros(a.size, dtype=np.int64), s.block)
+                    for a, s in zip(arrays, samples, strict=True)
+                ]
+                inner = _two_level(one, _run_groups(one), statistic, int(n_resamples), rng)
+                ses.append(float(np.nanstd(inner)))
         se = float(np.median(ses)) if ses else 0.0
         between = _robust_sd(np.array(run_est))
     return Estimate(

@@ -39,6 +39,19 @@ Analyse = Callable[[pd.DataFrame, float], Estimate]
 DECIDED = ("reproduced", "differs")
 
 
+@dataclass(frozen=True)
+class Budget:
+    """How many independent runs an experiment may take, and for how long (quick vs full)."""
+
+    min_runs: int
+    max_runs: int
+    budget_s: float
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`until_decided`."""
+        return {"min_runs": self.min_runs, "max_runs": self.max_runs, "budget_s": self.budget_s}
+
+
 @dataclass
 class Sequential:
     """What :func:`until_decided` measured and why it stopped."""
@@ -190,4 +203,13 @@ def repeated(measure: Callable[[], pd.DataFrame], run_col: str = RUN_COLUMN) -> 
     return more
 
 
-__all__ = ["DECIDED", "Analyse", "MoreRuns", "Sequential", "looks_for", "repeated", "until_decided"]
+__all__ = [
+    "DECIDED",
+    "Analyse",
+    "Budget",
+    "MoreRuns",
+    "Sequential",
+    "looks_for",
+    "repeated",
+    "until_decided",
+]

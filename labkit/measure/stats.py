@@ -203,32 +203,50 @@ def slope(
     return bootstrap(samples, _slope_of(xs), quantity=f"{what}slope per {x}", **_opts(kw))
 
 
+def _fixed_sample(df: pd.DataFrame, fixed: Any, kw: dict[str, Any]) -> Sample:
+    """F as a sample: a variant of ``df`` (same runs), or a table / array of its own."""
+    keys = {k: v for k, v in kw.items() if k in ("variant_col", "value", "run_col")}
+    if isinstance(fixed, str):
+        return sample(df, fixed, **keys)
+    if isinstance(fixed, pd.DataFrame):
+        keys.pop("variant_col", None)
+        return sample(fixed, block=1, **keys)
+    return Sample.of(fixed, block=1)
+
+
 def composed_ratio(
-    fixed: pd.DataFrame | Sequence[float] | np.ndarray,
     df: pd.DataFrame,
     numerator: str,
     denominator: str,
+    *,
+    fixed: str | pd.DataFrame | Sequence[float] | np.ndarray,
     **kw: Any,
 ) -> Estimate:
-    """(F + median(numerator)) / (F + median(denominator)), F = median of ``fixed``.
+    """(F + median(numerator)) / (F + median(denominator)), F = the median of ``fixed``.
 
-    ``fixed`` (a table of its own, or an array) is drawn on its own in the
-    two-level bootstrap; numerator and denominator share their runs.  The
-    same resampled F enters both terms.
+    ``fixed`` is a variant of ``df`` (measured in the same runs: it shares their
+    draw), or a table or array of its own (drawn on its own).  The same
+    resampled F enters both terms.
     """
-    keys = {k: v for k, v in kw.items() if k in ("value", "run_col")}
-    f = (
-        sample(fixed, block=1, **keys)
-        if isinstance(fixed, pd.DataFrame)
-        else Sample.of(fixed, block=1)
-    )
-    samples = [f, *_pair(df, numerator, denominator, kw)]
+    samples = [_fixed_sample(df, fixed, kw), *_pair(df, numerator, denominator, kw)]
     return bootstrap(
-        samples,
-        _composed,
-        quantity=f"(F + {numerator}) / (F + {denominator})",
-        **_opts(kw),
+        samples, _composed, quantity=f"(F + {numerator}) / (F + {denominator})", **_opts(kw)
     )
+
+
+def _sum(*groups: np.ndarray, axis: int = -1) -> np.ndarray:
+    return sum(_median(g, axis) for g in groups)
+
+
+def sum_of_medians(df: pd.DataFrame, parts: Sequence[str], **kw: Any) -> Estimate:
+    """median(part 1) + median(part 2) + ...: e.g. F + seek + copy of one submission.
+
+    Raises:
+        KeyError: if a part has no rows.
+    """
+    keys = {k: v for k, v in kw.items() if k in ("variant_col", "value", "run_col")}
+    samples = [sample(df, p, **keys) for p in parts]
+    return bootstrap(samples, _sum, quantity=" + ".join(parts), **_opts(kw))
 
 
 # ---- tables of estimates -----------------------------------------------------------
@@ -314,6 +332,11 @@ def ratio_ci(
     return pd.DataFrame(rows)
 
 
+def to_frame(estimates: dict[str, Estimate], key: str = "name") -> pd.DataFrame:
+    """Estimates by name as a table: ``key``, then the Estimate's fields."""
+    return pd.DataFrame([{key: k, **e.as_dict()} for k, e in estimates.items()])
+
+
 def bootstrap_median(values: Sequence[float] | np.ndarray, **kw: Any) -> tuple[float, float, float]:
     """(median, low, high) of an array of values (see :func:`median`)."""
     e = median(np.asarray(values, dtype=float), **kw)
@@ -341,4 +364,6 @@ __all__ = [
     "runs_of",
     "sample",
     "slope",
+    "sum_of_medians",
+    "to_frame",
 ]

@@ -56,7 +56,7 @@ import pandas as pd
 
 from labkit.config import data_dir, quick_mode
 from labkit.measure.results import atomic_write
-from labkit.report.verdicts import TOO_NOISY, VERDICTS, Verdict, verdict
+from labkit.report.verdicts import TOO_NOISY, VERDICTS, Verdict, judge, verdict
 
 #: Columns of the summary table, in order.
 COLUMNS = [
@@ -122,9 +122,6 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda f: f.write(text))
 
 
-_verdict_rule = verdict  # record() has a parameter named verdict
-
-
 def record(
     result_id: str,
     quantity: str,
@@ -155,7 +152,8 @@ def record(
         reason: the notebook's sentence: what was compared, what may explain a
             difference.  The rule's own reason is put before it.
         explained: the measured cause of a difference, only where the notebook
-            shows it (else left empty).
+            shows it (else left empty; dropped when the verdict is *reproduced*:
+            there is no difference to explain).
         noise: the machine's noise for this figure (default: ``measured.noise``).
         verdict: only for quantities without a declared band (a test, the tour);
             a quantity with a band always gets the rule's verdict.
@@ -190,17 +188,7 @@ def record(
         est, lo, hi = m.estimate, m.ci_low, m.ci_high
         noise = m.noise if noise is None else noise
     if band is not None:
-        v = _verdict_rule(
-            est,
-            lo,
-            hi,
-            band.low,
-            band.high,
-            noise=noise,
-            effect=band.effect,
-            unit=unit,
-            confidence=getattr(m, "confidence", 0.95),
-        )
+        v = judge(m, band, noise=noise)
         text, why = v.verdict, f"{v.reason}; {reason.strip()}"
         method = m.method if m is not None else ""
     elif verdict is not None:
@@ -223,7 +211,7 @@ def record(
         "band_high": band.high if band else None,
         "noise": _value(noise, "noise"),
         "verdict": text,
-        "explained": str(explained or "").strip(),
+        "explained": "" if text == "reproduced" else str(explained or "").strip(),
         "method": method,
         "reason": why,
         "notebook": os.environ.get("LABKIT_NOTEBOOK", ""),
@@ -474,6 +462,7 @@ __all__ = [
     "figures_dir",
     "format_figure",
     "format_summary",
+    "judge",
     "out_dir",
     "record",
     "savefig",

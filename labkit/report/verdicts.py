@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 #: The four verdicts (the rule gives the first three; "not measured" where there is no figure).
 VERDICTS = ("reproduced", "differs", "inconclusive", "not measured")
@@ -138,4 +139,29 @@ def verdict(
     return Verdict("inconclusive", f"{ci} is undecided: {_shrink(lo, est, hi, edge, side, u)}")
 
 
-__all__ = ["TOO_NOISY", "VERDICTS", "Verdict", "verdict"]
+def judge(estimate: Any, band: Any, *, noise: float | None = None) -> Verdict:
+    """:func:`verdict` of an Estimate (or None) against a Band (or None).
+
+    ``estimate`` has ``estimate``, ``ci_low``, ``ci_high``, ``noise`` and
+    ``confidence`` (:class:`labkit.measure.stats.Estimate`); ``band`` has ``low``,
+    ``high``, ``effect`` and ``unit`` (:class:`labkit.published.Band`).  ``noise``
+    overrides the estimate's own.
+    """
+    if band is None:
+        return Verdict("not measured", "no published figure or declared band to compare with")
+    if estimate is None:
+        return Verdict("not measured", "no figure measured")
+    return verdict(
+        estimate.estimate,
+        estimate.ci_low,
+        estimate.ci_high,
+        band.low,
+        band.high,
+        noise=estimate.noise if noise is None else noise,
+        effect=band.effect,
+        unit=band.unit,
+        confidence=estimate.confidence,
+    )
+
+
+__all__ = ["TOO_NOISY", "VERDICTS", "Verdict", "judge", "verdict"]
