@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
-from labkit.measure import runner
+from labkit.measure import runner, stats
+from labkit.measure.resampling import Estimate
+from labkit.measure.sequential import Budget
 from labkit.models.ubuf import (
     batches,
     defer_every_for,
@@ -96,10 +98,53 @@ def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None
     return pd.concat(frames, ignore_index=True)
 
 
+# ---- the notebook's analysis (notebook 03) ---------------------------------------------
+
+
+def runs_budget(quick: bool | None = None) -> Budget:
+    """Independent runs of notebook 03's experiments: at least 2 (quick) or 3 (full); the
+    live A/Bs add more while their verdict is undecided, up to 3 / 6 runs or 8 / 30 s each."""
+    return Budget(2, 3, 8.0) if quick_mode(quick) else Budget(3, 6, 30.0)
+
+
+def per_run(p: Plan, budget: Budget) -> Plan:
+    """``p`` with its rounds shared out over ``budget.min_runs`` runs."""
+    return replace(p, repeats=budget.share(p.repeats))
+
+
+#: The live A/B pairs of R2 and R3: (UBUF side, IOVEC side) of the system calls and io_uring.
+LIVE_PAIRS = {
+    "readv(1) vs readv(4K+empty)": ("readv1", "readv_empty"),
+    "io_uring QD1: READV(1) vs READV(4K+empty)": ("readv1", "readv_empty"),
+    "io_uring QD1: READ vs READV(4K+empty)": ("read", "readv_empty"),
+    "io_uring peak@32: READV(1) vs READV(4K+empty)": ("readv1@32", "readv_empty@32"),
+    "io_uring peak@32: READ vs READV(4K+empty)": ("read@32", "readv_empty@32"),
+}
+
+
+def live_gain(df: Any, name: str, *, kind: str, **kw: Any) -> Estimate:
+    """The gain of :data:`LIVE_PAIRS` ``name`` in percent: the UBUF side over the IOVEC side
+    (``kind="time"``: time saved per call; ``"rate"``: requests per second)."""
+    fast, slow = LIVE_PAIRS[name]
+    return stats.gain(df, slow, fast, kind=kind, **kw).affine(100.0, quantity=f"{name} (%)")
+
+
+def instructions_table(cg: Any) -> Any:
+    """:func:`labkit.experiments.callgrind.measure` rows as variant x experiment."""
+    return cg.pivot_table(
+        index="variant", columns="experiment", values="instructions_per_call", sort=False
+    )
+
+
 __all__ = [
+    "LIVE_PAIRS",
     "Plan",
+    "instructions_table",
+    "live_gain",
+    "per_run",
     "plan",
     "run_mechanics",
     "run_read_zero",
     "run_uring",
+    "runs_budget",
 ]

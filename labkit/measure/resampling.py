@@ -7,9 +7,13 @@ computes one from :class:`Sample` s and a vectorised statistic:
   (resampled independently), BCa where it can be computed, the percentile
   interval where it cannot (the jackknife behind BCa is degenerate, e.g. many
   tied medians); :attr:`Estimate.method` says which.
-* **Several runs**: a two-level (hierarchical) bootstrap: resample the runs
-  with replacement, then the batches within each chosen run, and compute the
-  statistic on the pooled resample; the interval is the percentile one.
+* **Several runs**: the figure is the mean over runs of the statistic inside
+  each run (every run weighs the same; a ratio is taken inside a run, where
+  interleaving cancels that run's own speed, not between the pooled batches
+  of fast and slow runs), and its interval comes from a two-level
+  (hierarchical) bootstrap: resample the runs with replacement, then the
+  batches within each chosen run, compute the statistic inside each chosen
+  run and average; the interval is the percentile one.
   This is written with :class:`numpy.random.Generator` rather than scipy:
   ``scipy.stats.bootstrap`` resamples the observations of each sample
   independently, at one level, and has no notion of clusters; a nested
@@ -204,6 +208,11 @@ def _run_groups(samples: Sequence[Sample]) -> dict[int, list[Any]]:
     return labels
 
 
+def _main_block(labels: dict[int, list[Any]]) -> int:
+    """The block whose runs the estimate is averaged over: the one with the most runs."""
+    return min(labels, key=lambda b: (-len(labels[b]), b))
+
+
 def _two_level(
     samples: Sequence[Sample],
     labels: dict[int, list[Any]],
@@ -211,26 +220,33 @@ def _two_level(
     n_resamples: int,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """The statistic over ``n_resamples`` two-level resamples (runs, then batches)."""
-    draws = {b: rng.integers(0, len(lab), (n_resamples, len(lab))) for b, lab in labels.items()}
+    """The mean of the per-run statistic over ``n_resamples`` two-level resamples.
+
+    Each resample draws as many runs as the main block has, with replacement
+    (one draw per block: samples of a block share it), then, inside each drawn
+    run, as many batches as the run has, with replacement; the statistic is
+    computed inside each drawn run and averaged over them.
+    """
+    slots = len(labels[_main_block(labels)])
+    draws = {b: rng.integers(0, len(lab), (n_resamples, slots)) for b, lab in labels.items()}
     resampled = []
     for s in samples:
-        lab = labels[s.block]
-        groups = [s.values[s.runs == r] for r in lab]
+        groups = [s.values[s.runs == r] for r in labels[s.block]]
         width = max(g.size for g in groups)
         table = np.full((len(groups), width), np.nan)
         counts = np.array([g.size for g in groups])
         for k, g in enumerate(groups):
             table[k, : g.size] = g
-        chosen = draws[s.block]  # (B, runs): which runs
+        chosen = draws[s.block]  # (B, slots): which run fills each slot
         n = counts[chosen][:, :, None]  # batches in each chosen run
-        pos = np.floor(rng.random((n_resamples, len(lab), width)) * n).astype(np.int64)
+        pos = np.floor(rng.random((n_resamples, slots, width)) * n).astype(np.int64)
         vals = table[chosen[:, :, None], pos]
         vals[np.arange(width)[None, None, :] >= n] = np.nan  # pad short runs
-        resampled.append(vals.reshape(n_resamples, -1))
+        resampled.append(vals)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return np.asarray(statistic(*resampled, axis=-1), dtype=float)
+        per_run = np.asarray(statistic(*resampled, axis=-1), dtype=float)  # (B, slots)
+        return np.nanmean(per_run, axis=-1)
 
 
 def bootstrap(
@@ -244,9 +260,12 @@ def bootstrap(
 ) -> Estimate:
     """The estimate of ``statistic`` over ``samples``, with its interval and spreads.
 
-    ``statistic(*arrays, axis=-1)`` must be vectorised along its last axis and
-    ignore NaN (use ``np.nanmedian``): in the two-level resample, runs with
-    fewer batches than others are padded with NaN.
+    With one run the estimate is the statistic of all batches; with several it
+    is the mean over runs of the statistic inside each run (every run weighs the
+    same, and a ratio is taken inside a run, where interleaving cancels that
+    run's own speed).  ``statistic(*arrays, axis=-1)`` must be vectorised along
+    its last axis (leading axes are resamples and runs) and ignore NaN (use
+    ``np.nanmedian``): runs with fewer batches than others are padded with NaN.
 
     Raises:
         ValueError: for no samples, a bad confidence or resample count, or a
@@ -256,42 +275,42 @@ def bootstrap(
     if not samples:
         raise ValueError("bootstrap: no samples")
     labels = _run_groups(samples)
-    n_runs = max(len(v) for v in labels.values())
+    main = _main_block(labels)
+    n_runs = len(labels[main])
     n_batches = min(s.values.size for s in samples)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        point = float(statistic(*[s.values for s in samples], axis=-1))
 
     def per_run(r: Any) -> list[np.ndarray]:
         return [s.values[s.runs == r] if r in labels[s.block] else s.values for s in samples]
 
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_est = np.array([float(statistic(*per_run(r), axis=-1)) for r in labels[main]])
+        point = float(np.mean(run_est))
+    between = _robust_sd(run_est) if n_runs >= 2 else float("nan")
     if n_runs < 2 and n_batches < 2:
-        lo = hi = se = between = float("nan")
+        lo = hi = se = float("nan")
         method = "no interval: a sample has a single batch"
     elif all(np.ptp(s.values) == 0 for s in samples):
         lo = hi = point
         se = 0.0
         method = "no spread (every batch equal): the interval is the point"
-        run_est = [float(statistic(*per_run(r), axis=-1)) for r in labels[samples[0].block]]
-        between = _robust_sd(np.array(run_est)) if n_runs >= 2 else float("nan")
     elif n_runs < 2:
         lo, hi, se, method = _one_level(
             [s.values for s in samples], statistic, confidence, n_resamples, seed
         )
-        between = float("nan")
     else:
         rng = np.random.default_rng(seed)
         boots = _two_level(samples, labels, statistic, int(n_resamples), rng)
         boots = boots[np.isfinite(boots)]
         alpha = (1 - confidence) / 2
         lo, hi = (float(q) for q in np.quantile(boots, [alpha, 1 - alpha]))
-        method = "two-level percentile bootstrap: runs, then batches within runs (numpy)"
-        ses, run_est = [], []
-        for r in labels[samples[0].block]:
+        method = (
+            "two-level percentile bootstrap: runs, then batches within runs; the mean of "
+            "the per-run figures (numpy)"
+        )
+        ses = []
+        for r in labels[main]:
             arrays = per_run(r)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                run_est.append(float(statistic(*arrays, axis=-1)))
             if any(np.ptp(a) > 0 for a in arrays):
                 # the same resampler, inside this run only: its batches, no run draw
                 one = [
@@ -301,7 +320,6 @@ def bootstrap(
                 inner = _two_level(one, _run_groups(one), statistic, int(n_resamples), rng)
                 ses.append(float(np.nanstd(inner)))
         se = float(np.median(ses)) if ses else 0.0
-        between = _robust_sd(np.array(run_est))
     return Estimate(
         quantity=quantity,
         estimate=point,

@@ -51,6 +51,10 @@ class Budget:
         """Keyword arguments for :func:`until_decided`."""
         return {"min_runs": self.min_runs, "max_runs": self.max_runs, "budget_s": self.budget_s}
 
+    def share(self, repeats: int, least: int = 3) -> int:
+        """Rounds per run: ``min_runs`` runs hold about ``repeats`` rounds (at least ``least``)."""
+        return max(int(least), math.ceil(int(repeats) / self.min_runs))
+
 
 @dataclass
 class Sequential:

@@ -189,7 +189,8 @@ def record(
         noise = m.noise if noise is None else noise
     if band is not None:
         v = judge(m, band, noise=noise)
-        text, why = v.verdict, f"{v.reason}; {reason.strip()}"
+        text = v.verdict
+        why = f"not measured: {reason.strip()}" if m is None else f"{v.reason}; {reason.strip()}"
         method = m.method if m is not None else ""
     elif verdict is not None:
         text, why, method = verdict.strip(), reason.strip(), "verdict given by the notebook"
