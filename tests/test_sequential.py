@@ -101,3 +101,20 @@ def test_repeated_labels_same_process_calls_as_runs():
 
     df = sequential.repeated(one)(3)
     assert len(calls) == 3 and sorted(df["run"].unique()) == [0, 1, 2]
+
+
+def test_extra_limits_additions_to_a_share_of_the_first_runs():
+    src = Source(saving=4.5, run_sd=1.0)
+    # every clock read advances 1 s: the first 2 runs take 1 s, a third would end at 1.5 s,
+    # past 1.4 x the first runs' time (extra=0.4); without that limit the cap is reached
+    res = sequential.until_decided(
+        src, analyse, (4.5, 6.5), min_runs=2, max_runs=5, extra=0.4, clock=Clock(1.0)
+    )
+    assert res.stopped == "time budget" and res.n_runs == 2
+    res = sequential.until_decided(
+        Source(4.5, 1.0), analyse, (4.5, 6.5), min_runs=2, max_runs=5, clock=Clock(1.0)
+    )
+    assert res.stopped == "run cap" and res.n_runs == 5
+    b = sequential.Budget(3, 5, 40.0)
+    assert b.kwargs()["extra"] == 0.5
+    assert b.share(31, 2) == 9 and b.share(3, 0) == 3

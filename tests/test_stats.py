@@ -117,6 +117,7 @@ def test_a_shared_run_effect_cancels_in_a_ratio():
     # mixture of levels lands anywhere between them
     assert stats.median(df, "a").between_run > 10
 
+
 def test_unequal_batches_per_run_and_missing_runs():
     df = table({"a": 110.0, "b": 100.0}, runs=3)
     df = df.drop(df[(df["run"] == 1) & (df["repeat"] > 10)].index)

@@ -124,3 +124,26 @@ def test_record_without_a_band(tmp_path):
     assert row["verdict"] == "not measured" and "no declared band" in row["reason"]
     row = report.record("T1", "y", verdict="reproduced", reason="a test row", out=tmp_path)
     assert row["verdict"] == "reproduced" and row["method"] == "verdict given by the notebook"
+
+
+def test_judge_says_what_it_would_take():
+    band = published.band("R2", "readv(1) as UBUF: time saved per call")  # [2.5, 3.5] %
+    e = stats.Estimate(
+        quantity="x",
+        estimate=3.0,
+        ci_low=1.0,
+        ci_high=5.0,
+        confidence=0.95,
+        method="m",
+        n_runs=3,
+        n_batches=10,
+        within_run=0.1,
+        between_run=0.5,
+    )
+    v = report.judge(e, band)
+    assert v.verdict == "inconclusive" and v.shrink == pytest.approx(4.0)
+    assert "about 48 runs instead of 3" in v.reason
+    assert verdict(2.6, 2.1, 2.9, 2.5, 3.5).shrink == pytest.approx(5.0)
+    assert verdict(3.0, 2.6, 3.4, 2.5, 3.5).shrink is None
+    assert report.judge(None, band).verdict == "not measured"
+    assert report.judge(e, None).verdict == "not measured"

@@ -88,6 +88,8 @@ SUMMARY_VARIANTS = [
 SEEKS = ("walk-2019", "shift")
 SEEK_BUFFER = 16 << 20
 SEEK_PAGES = (1, (SEEK_BUFFER >> 12) - 1)
+#: Calls per phase: a variant's count per call is (Ir(N2) - Ir(N1)) / (N2 - N1).
+N1, N2 = 200, 600
 
 _CHILD = """
 import json, sys
@@ -154,8 +156,8 @@ def measure(
     variants: Sequence[tuple[str, str, str, dict[str, Any]]] = SUMMARY_VARIANTS,
     *,
     seeks: Sequence[str] = SEEKS,
-    n1: int = 1000,
-    n2: int = 3000,
+    n1: int = N1,
+    n2: int = N2,
     timeout_s: float = 600.0,
 ) -> pd.DataFrame:
     """Instructions per call of each variant (and each seek at two pages), in one valgrind run.
@@ -269,6 +271,8 @@ def as_estimate(value: float, quantity: str) -> Estimate | None:
 
 __all__ = [
     "INSTALL_HINT",
+    "N1",
+    "N2",
     "SEEKS",
     "SEEK_BUFFER",
     "SEEK_PAGES",

@@ -208,7 +208,8 @@ def read_fixed_roundtrip_ns(
 
 def runs_budget(quick: bool | None = None) -> Budget:
     """Independent runs of notebook 02's experiments: at least 2 (quick) or 3 (full), more
-    while the verdict is undecided, up to 3 / 6 runs or 10 / 30 seconds per experiment."""
+    while the verdict is undecided, up to 3 / 6 runs, 10 / 30 seconds per experiment, and
+    half the time the first runs took."""
     return Budget(2, 3, 10.0) if quick_mode(quick) else Budget(3, 6, 30.0)
 
 

@@ -286,8 +286,16 @@ def run_peak(
 
 def live_runs(quick: bool | None = None) -> Budget:
     """Independent runs of the live experiments behind a headline figure: at least 2 (quick)
-    or 3 (full); more while the verdict is undecided, up to 3 / 5 runs or 8 / 40 s each."""
+    or 3 (full); more while the verdict is undecided, up to 3 / 5 runs, 8 / 40 s, and half
+    the time the first runs took."""
     return Budget(2, 3, 8.0) if quick_mode(quick) else Budget(3, 5, 40.0)
+
+
+def peak_runs(quick: bool | None = None) -> Budget:
+    """Runs of the depth sweep of the peak loop (the longest experiment): as :func:`live_runs`,
+    but no more than the first ones (its verdict is judged on them)."""
+    b = live_runs(quick)
+    return Budget(b.min_runs, b.min_runs, b.budget_s, 0.0)
 
 
 def ratio_table(df: Any, pairs: Iterable[tuple[str, str, str]], by: str) -> Any:

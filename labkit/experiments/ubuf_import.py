@@ -103,13 +103,13 @@ def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None
 
 def runs_budget(quick: bool | None = None) -> Budget:
     """Independent runs of notebook 03's experiments: at least 2 (quick) or 3 (full); the
-    live A/Bs add more while their verdict is undecided, up to 3 / 6 runs or 8 / 30 s each."""
-    return Budget(2, 3, 8.0) if quick_mode(quick) else Budget(3, 6, 30.0)
+    model experiments take no more (they decide no verdict)."""
+    return Budget(2, 2, 8.0) if quick_mode(quick) else Budget(3, 3, 30.0)
 
 
 def per_run(p: Plan, budget: Budget) -> Plan:
     """``p`` with its rounds shared out over ``budget.min_runs`` runs."""
-    return replace(p, repeats=budget.share(p.repeats))
+    return replace(p, repeats=budget.share(p.repeats, p.warmup))
 
 
 #: The live A/B pairs of R2 and R3: (UBUF side, IOVEC side) of the system calls and io_uring.

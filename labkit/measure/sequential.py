@@ -41,19 +41,31 @@ DECIDED = ("reproduced", "differs")
 
 @dataclass(frozen=True)
 class Budget:
-    """How many independent runs an experiment may take, and for how long (quick vs full)."""
+    """How many independent runs an experiment may take, and for how long (quick vs full).
+
+    Additions stop at ``max_runs``, at ``budget_s`` seconds, or once they would
+    take more than ``extra`` times what the first ``min_runs`` runs took.
+    """
 
     min_runs: int
     max_runs: int
     budget_s: float
+    extra: float = 0.5
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`until_decided`."""
-        return {"min_runs": self.min_runs, "max_runs": self.max_runs, "budget_s": self.budget_s}
+        return {
+            "min_runs": self.min_runs,
+            "max_runs": self.max_runs,
+            "budget_s": self.budget_s,
+            "extra": self.extra,
+        }
 
-    def share(self, repeats: int, least: int = 3) -> int:
-        """Rounds per run: ``min_runs`` runs hold about ``repeats`` rounds (at least ``least``)."""
-        return max(int(least), math.ceil(int(repeats) / self.min_runs))
+    def share(self, repeats: int, warmup: int = 0, least: int = 3) -> int:
+        """Rounds per run so that ``min_runs`` runs, each with its own ``warmup`` rounds, cost
+        about what one run of ``repeats`` + ``warmup`` rounds did (at least ``least``)."""
+        total = int(repeats) + int(warmup)
+        return max(int(least), math.ceil(total / self.min_runs) - int(warmup))
 
 
 @dataclass
@@ -96,6 +108,7 @@ def until_decided(
     max_runs: int = 6,
     step: int = 1,
     budget_s: float = 60.0,
+    extra: float | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
     effect: float | None = None,
     run_col: str = RUN_COLUMN,
@@ -112,6 +125,8 @@ def until_decided(
         min_runs, max_runs, step: the first batch of runs, the cap, the increment.
         budget_s: no addition is started that would, at the pace so far, end
             after this many seconds from the start.
+        extra: nor one that would take the additions past ``extra`` times the
+            time of the first ``min_runs`` runs (None: no such limit).
         confidence: the overall confidence, split over the looks (see the module).
         effect: the effect tested, for the noise guard.
 
@@ -139,6 +154,7 @@ def until_decided(
     frames: list[pd.DataFrame] = []
     n_runs, history = 0, []
     want = int(min_runs)
+    first_s = None
     while True:
         rows, got = _relabel(more(want), n_runs, run_col)
         if got == 0:
@@ -158,6 +174,7 @@ def until_decided(
             confidence=per_look,
         )
         elapsed = clock() - start
+        first_s = elapsed if first_s is None else first_s
         history.append(
             {
                 "n_runs": n_runs,
@@ -175,7 +192,8 @@ def until_decided(
             stopped = "run cap"
             break
         want = min(int(step), int(max_runs) - n_runs)
-        if elapsed + elapsed / n_runs * want > budget_s:
+        limit = budget_s if extra is None else min(budget_s, first_s * (1 + float(extra)))
+        if elapsed + elapsed / n_runs * want > limit:
             stopped = "time budget"
             break
     return Sequential(

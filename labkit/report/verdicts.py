@@ -43,10 +43,14 @@ class Verdict:
 
     verdict: str
     reason: str
+    #: how many times narrower an inconclusive interval must get to decide (None otherwise)
+    shrink: float | None = None
 
 
-def _shrink(lo: float, est: float, hi: float, edge: float, side: str, unit: str) -> str:
-    """What an interval crossing ``edge`` must lose to lie on one side of it."""
+def _shrink(
+    lo: float, est: float, hi: float, edge: float, side: str, unit: str
+) -> tuple[str, float | None]:
+    """What an interval crossing ``edge`` must lose to lie on one side of it, and the factor."""
     inside = est >= edge if side == "lower" else est <= edge
     if side == "lower":
         half, need = (est - lo, est - edge) if inside else (hi - est, edge - est)
@@ -58,12 +62,13 @@ def _shrink(lo: float, est: float, hi: float, edge: float, side: str, unit: str)
         else ("upper" if side == "lower" else "lower")
     )
     goal = "inside the band" if inside else f"wholly {'below' if side == 'lower' else 'above'} it"
-    factor = f" ({half / need:.2g}x narrower)" if need > 0 else ""
+    k = half / need if need > 0 else None
+    factor = f" ({k:.2g}x narrower)" if k is not None else ""
     return (
         f"it crosses the band's {side} edge {_num(edge)}{unit}; with its estimate "
         f"{'inside' if inside else 'outside'}, its {which} half ({_num(half)}{unit}) must "
         f"shrink to under {_num(need)}{unit}{factor} to lie {goal}"
-    )
+    ), k
 
 
 def verdict(
@@ -130,13 +135,16 @@ def verdict(
         where = "below" if hi < bl else "above"
         return Verdict("differs", f"{ci} lies wholly {where} {band}")
     if hi - lo > bh - bl:
+        k = (hi - lo) / (bh - bl)
         return Verdict(
             "inconclusive",
             f"{ci} is wider than {band} ({_num(hi - lo)} vs {_num(bh - bl)}{u}): it must "
-            f"shrink at least {(hi - lo) / (bh - bl):.2g}x to decide",
+            f"shrink at least {k:.2g}x to decide",
+            k,
         )
     side, edge = ("lower", bl) if lo < bl else ("upper", bh)
-    return Verdict("inconclusive", f"{ci} is undecided: {_shrink(lo, est, hi, edge, side, u)}")
+    text, k = _shrink(lo, est, hi, edge, side, u)
+    return Verdict("inconclusive", f"{ci} is undecided: {text}", k)
 
 
 def judge(estimate: Any, band: Any, *, noise: float | None = None) -> Verdict:
@@ -151,7 +159,7 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None) -> Verdict:
         return Verdict("not measured", "no published figure or declared band to compare with")
     if estimate is None:
         return Verdict("not measured", "no figure measured")
-    return verdict(
+    v = verdict(
         estimate.estimate,
         estimate.ci_low,
         estimate.ci_high,
@@ -162,6 +170,15 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None) -> Verdict:
         unit=band.unit,
         confidence=estimate.confidence,
     )
+    if v.shrink is not None and v.shrink > 1 and getattr(estimate, "n_runs", 0) >= 2:
+        # an interval over runs narrows about as 1 / sqrt(runs)
+        runs = math.ceil(estimate.n_runs * v.shrink**2)
+        v = Verdict(
+            v.verdict,
+            f"{v.reason} (at this spread, about {runs} runs instead of {estimate.n_runs})",
+            v.shrink,
+        )
+    return v
 
 
 __all__ = ["TOO_NOISY", "VERDICTS", "Verdict", "judge", "verdict"]
