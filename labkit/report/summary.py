@@ -243,6 +243,7 @@ def summary_table(out_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame
             continue
         rows.append({c: row.get(c) for c in COLUMNS})
     df = pd.DataFrame(rows, columns=COLUMNS)
+    df["n_runs"] = pd.array(df["n_runs"], dtype="Int64")  # whole runs, even beside missing ones
     if len(df):
         df = df.sort_values(["result", "quantity"], kind="stable").reset_index(drop=True)
     df.attrs["skipped"] = skipped
@@ -286,7 +287,7 @@ def _band(r: Any) -> str:
 
 def _runs(r: Any) -> str:
     n = r.get("n_runs")
-    return "-" if n is None or (isinstance(n, float) and math.isnan(n)) else str(int(n))
+    return "-" if n is None or pd.isna(n) else str(int(n))
 
 
 def _cells(r: Any) -> dict[str, str]:
