@@ -1,4 +1,13 @@
-"""Notebook 04's experiments: the running kernel's read family and io_uring, interleaved."""
+"""Notebook 04's experiments: the running kernel's read family and io_uring, interleaved.
+
+Every timed loop here runs in spawned single-threaded worker processes
+(:mod:`labkit.measure.workers`), ``runs`` of them one after another: a system
+call from a process with more than one thread pays for the shared file table
+on every call (see :mod:`labkit.measure.threads`).  The public functions take
+JSON-able arguments, send them to the workers, and return the rows the
+workers measured, with ``run``, ``threads`` and ``io_threads`` columns; the
+``_..._in_worker`` functions are what each worker runs.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +28,7 @@ from labkit.live.variants import (
     SYSCALL_VARIANTS,
     URING_OPS,
 )
-from labkit.measure import runner
+from labkit.measure import runner, workers
 
 # --------------------------------------------------------------------------- experiments
 #
@@ -35,11 +44,12 @@ class Sizes:
 
     syscall_iters: int  #: system calls per batch
     uring_iters: int  #: QD1 round trips per batch
-    repeats: int  #: interleaved rounds kept
-    warmup: int  #: rounds thrown away first
+    repeats: int  #: interleaved rounds kept, in each run
+    warmup: int  #: rounds thrown away first, in each run
     registered: int  #: registered buffer for READ_FIXED head vs tail
     peak_ios: int  #: IOs per peak batch
     depths: tuple[int, ...]  #: queue depths of the peak loop
+    runs: int = 1  #: independent runs (worker processes)
 
 
 def sizes(quick: bool | None = None) -> Sizes:
@@ -48,20 +58,22 @@ def sizes(quick: bool | None = None) -> Sizes:
         return Sizes(
             syscall_iters=20_000,
             uring_iters=4_000,
-            repeats=9,
+            repeats=3,
             warmup=1,
             registered=64 << 20,
             peak_ios=40_000,
             depths=(1, 4, 16, 64),
+            runs=3,
         )
     return Sizes(
         syscall_iters=200_000,
         uring_iters=40_000,
-        repeats=31,
+        repeats=7,
         warmup=2,
         registered=MAX_REGISTERED_BUFFER,
         peak_ios=400_000,
         depths=(1, 2, 4, 8, 16, 32, 64, 128),
+        runs=5,
     )
 
 
@@ -88,6 +100,10 @@ class _Target:
             os.close(self.fd)
 
 
+def _runs(runs: int | None) -> int:
+    return sizes().runs if runs is None else int(runs)
+
+
 def run_syscalls(
     target: str = "zero",
     *,
@@ -98,14 +114,168 @@ def run_syscalls(
     names: Iterable[str] = SYSCALL_VARIANTS,
     cpu: int | None = None,
     clock_name: str = "wall",
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
 ) -> Any:
     """read vs readv(1) vs readv(4K + empty) vs readv(2 x 2K) vs preadv2, interleaved.
 
     ``target`` "zero" reads /dev/zero at the file position (read/readv, as
     R2's read-zero); "tmpfs" reads a tmpfs file at offset 0 (pread/preadv,
-    so the same bytes come back every call).  Rows carry ``target``,
-    ``bytes`` and ``iters`` columns.
+    so the same bytes come back every call).  Measured in ``runs``
+    single-threaded workers (None: :func:`sizes`' runs) that must have
+    exactly one thread (no io_uring here, so no io-wq thread either).  Rows
+    carry ``target``, ``bytes``, ``iters``, ``clock``, ``run``, ``threads``
+    and ``io_threads`` columns.
     """
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    kwargs = {
+        "target": target,
+        "length": length,
+        "iters": iters,
+        "repeats": repeats,
+        "warmup": warmup,
+        "names": list(names),
+        "cpu": cpu,
+        "clock_name": clock_name,
+    }
+    return workers.run_in_workers(
+        _syscalls_in_worker,
+        kwargs,
+        runs=_runs(runs),
+        cpu=cpu,
+        timeout=timeout,
+        allow_io_threads=False,
+    )
+
+
+def run_uring_qd1(
+    target: str = "zero",
+    *,
+    ops: Iterable[str] = URING_OPS,
+    length: int = DEFAULT_LENGTH,
+    iters: int = 20_000,
+    repeats: int = 9,
+    warmup: int = 1,
+    register_ring_fd: bool = False,
+    cpu: int | None = None,
+    clock_name: str = "wall",
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
+) -> Any:
+    """io_uring round trips at queue depth 1, one variant per op, interleaved.
+
+    READ_FIXED reads into the head of a 1 MiB registered buffer.  Measured in
+    ``runs`` single-threaded workers; a request io_uring cannot complete
+    inline (a tmpfs read) starts an io-wq thread, counted in ``io_threads``.
+    Rows carry ``target``, ``bytes``, ``iters``, ``registered_ring``,
+    ``clock``, ``run``, ``threads`` and ``io_threads`` columns.
+    """
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    kwargs = {
+        "target": target,
+        "ops": list(ops),
+        "length": length,
+        "iters": iters,
+        "repeats": repeats,
+        "warmup": warmup,
+        "register_ring_fd": register_ring_fd,
+        "cpu": cpu,
+        "clock_name": clock_name,
+    }
+    return workers.run_in_workers(
+        _uring_qd1_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
+    )
+
+
+def run_fixed_head_tail(
+    *,
+    size: int,
+    length: int = DEFAULT_LENGTH,
+    iters: int = 20_000,
+    repeats: int = 9,
+    warmup: int = 1,
+    hugepages: bool = False,
+    cpu: int | None = None,
+    clock_name: str = "wall",
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
+) -> Any:
+    """READ_FIXED of /dev/zero into the head vs the tail of one registered buffer (R1 today).
+
+    Variants ``head`` (offset 0) and ``tail`` (offset ``size - length``),
+    measured in ``runs`` single-threaded workers, each registering its own
+    buffer; rows carry ``buffer_bytes``, ``pages_skipped`` (the pages before
+    the tail), ``hugepages``, ``bytes``, ``iters``, ``clock``, ``run``,
+    ``threads`` and ``io_threads``.
+    """
+    kwargs = {
+        "size": size,
+        "length": length,
+        "iters": iters,
+        "repeats": repeats,
+        "warmup": warmup,
+        "hugepages": hugepages,
+        "cpu": cpu,
+        "clock_name": clock_name,
+    }
+    return workers.run_in_workers(
+        _fixed_head_tail_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
+    )
+
+
+def run_peak(
+    *,
+    ops: Iterable[str] = ("read", "readv1", "readv_empty"),
+    depths: Sequence[int] = (1, 4, 16, 64),
+    batch: int = 32,
+    ios: int = 100_000,
+    length: int = DEFAULT_LENGTH,
+    repeats: int = 9,
+    warmup: int = 1,
+    cpu: int | None = None,
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
+) -> Any:
+    """The batched peak loop on /dev/zero, every (op, depth) interleaved.
+
+    Submit and complete batches are ``min(batch, depth)`` (fio's t/io_uring
+    uses 32 and 32).  ``ns_per_op`` is the process CPU time per IO, so
+    ``1e9 / ns_per_op`` is IOPS per core; rows also carry ``wall_ns_per_io``,
+    ``ios_per_enter``, ``op``, ``depth``, ``run``, ``threads`` and
+    ``io_threads``.  Measured in ``runs`` single-threaded workers.
+    """
+    kwargs = {
+        "ops": list(ops),
+        "depths": [int(d) for d in depths],
+        "batch": batch,
+        "ios": ios,
+        "length": length,
+        "repeats": repeats,
+        "warmup": warmup,
+        "cpu": cpu,
+    }
+    return workers.run_in_workers(
+        _peak_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
+    )
+
+
+# ---- what each worker runs -------------------------------------------------------------
+
+
+def _syscalls_in_worker(
+    target: str = "zero",
+    *,
+    length: int = DEFAULT_LENGTH,
+    iters: int = 100_000,
+    repeats: int = 9,
+    warmup: int = 1,
+    names: Iterable[str] = SYSCALL_VARIANTS,
+    cpu: int | None = None,
+    clock_name: str = "wall",
+) -> Any:
+    """One run of :func:`run_syscalls`, in this (worker) process."""
     src = _Target(target, length)
     try:
         offset = src.offset
@@ -124,7 +294,7 @@ def run_syscalls(
         src.close()
 
 
-def run_uring_qd1(
+def _uring_qd1_in_worker(
     target: str = "zero",
     *,
     ops: Iterable[str] = URING_OPS,
@@ -136,11 +306,7 @@ def run_uring_qd1(
     cpu: int | None = None,
     clock_name: str = "wall",
 ) -> Any:
-    """io_uring round trips at queue depth 1, one variant per op, interleaved.
-
-    READ_FIXED reads into the head of a 1 MiB registered buffer.  Rows carry
-    ``target``, ``bytes``, ``iters`` and ``registered_ring`` columns.
-    """
+    """One run of :func:`run_uring_qd1`, in this (worker) process."""
     src = _Target(target, length)
     try:
         with Ring(8, register_ring_fd=register_ring_fd) as ring:
@@ -171,7 +337,7 @@ def run_uring_qd1(
         src.close()
 
 
-def run_fixed_head_tail(
+def _fixed_head_tail_in_worker(
     *,
     size: int,
     length: int = DEFAULT_LENGTH,
@@ -182,12 +348,7 @@ def run_fixed_head_tail(
     cpu: int | None = None,
     clock_name: str = "wall",
 ) -> Any:
-    """READ_FIXED of /dev/zero into the head vs the tail of one registered buffer (R1 today).
-
-    Variants ``head`` (offset 0) and ``tail`` (offset ``size - length``);
-    rows carry ``buffer_bytes``, ``pages_skipped`` (the pages before the
-    tail), ``hugepages``, ``bytes`` and ``iters``.
-    """
+    """One run of :func:`run_fixed_head_tail`, in this (worker) process."""
     zfd = open_zero()
     try:
         with Ring(8) as ring:
@@ -219,7 +380,7 @@ def run_fixed_head_tail(
         os.close(zfd)
 
 
-def run_peak(
+def _peak_in_worker(
     *,
     ops: Iterable[str] = ("read", "readv1", "readv_empty"),
     depths: Sequence[int] = (1, 4, 16, 64),
@@ -230,13 +391,7 @@ def run_peak(
     warmup: int = 1,
     cpu: int | None = None,
 ) -> Any:
-    """The batched peak loop on /dev/zero, every (op, depth) interleaved.
-
-    Submit and complete batches are ``min(batch, depth)`` (fio's t/io_uring
-    uses 32 and 32).  ``ns_per_op`` is the process CPU time per IO, so
-    ``1e9 / ns_per_op`` is IOPS per core; rows also carry ``wall_ns_per_io``,
-    ``ios_per_enter``, ``op`` and ``depth``.
-    """
+    """One run of :func:`run_peak`, in this (worker) process."""
     ops = list(ops)
     depths = [int(d) for d in depths]
     zfd = open_zero()

@@ -1,15 +1,20 @@
-"""Notebook 03's experiments (R2, R3): the ITER_UBUF import models, measured and compared."""
+"""Notebook 03's experiments (R2, R3): the ITER_UBUF import models, measured and compared.
+
+Each model experiment is repeated in ``Plan.runs`` independent single-threaded
+worker processes (:mod:`labkit.measure.workers`); the rows say which run made
+them (``run`` column).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
-from labkit.measure import runner, stats
+from labkit.measure import runner, stats, workers
 from labkit.models.ubuf import (
     batches,
     defer_every_for,
@@ -23,26 +28,55 @@ from labkit.models.ubuf import (
 
 @dataclass(frozen=True)
 class Plan:
-    """Sizes of the model experiments: calls per batch, rounds kept and thrown away,
-    and the io_uring deferral rates swept."""
+    """Sizes of the model experiments: calls per batch, rounds kept and thrown away
+    (in each run), the io_uring deferral rates swept, and the independent runs."""
 
     iters: int
     repeats: int
     warmup: int
     defer_rates: tuple[float, ...]
+    runs: int = 1
 
 
 def plan(quick: bool | None = None) -> Plan:
     """The model experiments' sizes in quick mode (CI) or full mode (a reproduction)."""
     if quick_mode(quick):
-        return Plan(iters=2_000, repeats=7, warmup=1, defer_rates=(0.0, 0.1, 1.0))
+        return Plan(iters=2_000, repeats=3, warmup=1, defer_rates=(0.0, 0.1, 1.0), runs=3)
     return Plan(
-        iters=20_000, repeats=31, warmup=2, defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
+        iters=20_000,
+        repeats=7,
+        warmup=2,
+        defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0),
+        runs=5,
     )
 
 
-def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> Any:
-    """Experiment (a) through the runner: 6.3 vs 6.4, import + iterate one segment."""
+def _in_workers(fn: Any, p: Plan, runs: int | None, cpu: int | None, **kwargs: Any) -> Any:
+    """``fn(plan, cpu=cpu, **kwargs)`` in ``runs`` workers (None: the plan's runs)."""
+    plan_ = asdict(p)
+    plan_["defer_rates"] = list(p.defer_rates)
+    return workers.run_in_workers(
+        fn, {"plan": plan_, "cpu": cpu, **kwargs}, runs=p.runs if runs is None else runs, cpu=cpu
+    )
+
+
+def _plan(plan: dict[str, Any]) -> Plan:
+    return Plan(**{**plan, "defer_rates": tuple(plan["defer_rates"])})
+
+
+def run_mechanics(
+    p: Plan, *, op: str = "advance", cpu: int | None = None, runs: int | None = None
+) -> Any:
+    """Experiment (a) through the runner: 6.3 vs 6.4, import + iterate one segment.
+
+    Repeated in ``runs`` worker processes (None: ``p.runs``); rows carry ``run``.
+    """
+    return _in_workers(_mechanics_in_worker, p, runs, cpu, op=op)
+
+
+def _mechanics_in_worker(plan: dict[str, Any], op: str, cpu: int | None) -> Any:
+    """One run of :func:`run_mechanics`, in this (worker) process."""
+    p = _plan(plan)
     return runner.run(
         "ubuf-mechanics",
         batches(mechanics_models(op=op), p.iters),
@@ -54,8 +88,17 @@ def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> An
     )
 
 
-def run_read_zero(p: Plan, *, cpu: int | None = None) -> Any:
-    """Experiment (b) through the runner: read, readv 6.3, readv 6.4, the live proxy."""
+def run_read_zero(p: Plan, *, cpu: int | None = None, runs: int | None = None) -> Any:
+    """Experiment (b) through the runner: read, readv 6.3, readv 6.4, the live proxy.
+
+    Repeated in ``runs`` worker processes (None: ``p.runs``); rows carry ``run``.
+    """
+    return _in_workers(_read_zero_in_worker, p, runs, cpu)
+
+
+def _read_zero_in_worker(plan: dict[str, Any], cpu: int | None) -> Any:
+    """One run of :func:`run_read_zero`, in this (worker) process."""
+    p = _plan(plan)
     return runner.run(
         "ubuf-read-zero",
         batches(read_zero_models(proxy=True), p.iters),
@@ -67,12 +110,22 @@ def run_read_zero(p: Plan, *, cpu: int | None = None) -> Any:
     )
 
 
-def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None) -> Any:
+def run_uring(
+    p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None, runs: int | None = None
+) -> Any:
     """Experiment (c) through ``labkit.measure.runner.run``, once per deferral rate of the plan.
 
-    Rows carry ``defer_rate``, ``defer_every`` and ``defer_alloc_ubuf`` columns.
+    Rows carry ``defer_rate``, ``defer_every``, ``defer_alloc_ubuf`` and
+    ``run`` columns; repeated in ``runs`` worker processes (None: ``p.runs``).
     """
+    return _in_workers(_uring_in_worker, p, runs, cpu, defer_alloc_ubuf=defer_alloc_ubuf)
+
+
+def _uring_in_worker(plan: dict[str, Any], defer_alloc_ubuf: bool, cpu: int | None) -> Any:
+    """One run of :func:`run_uring`, in this (worker) process."""
     import pandas as pd
+
+    p = _plan(plan)
 
     frames = []
     for rate in p.defer_rates:

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from labkit.measure import threads
+
 Variant = Callable[[], "float | Sequence[float]"]
 
 #: Columns every :func:`run` result has (parameter columns follow).
@@ -164,12 +166,19 @@ def run(
 
     Returns:
         A DataFrame with columns experiment, variant, repeat, ns_per_op and
-        one column per ``params`` key.
+        one column per ``params`` key.  Inside a worker
+        (:mod:`labkit.measure.workers`) the threads of the process are counted
+        right before the first batch and right after the last, the worker's
+        single-thread rule is enforced (:func:`labkit.measure.threads.observe`),
+        and the rows get ``threads`` and ``io_threads`` columns (the larger
+        count of the two).
 
     Raises:
         ValueError: for no variants, repeats < 1, warmup < 0, a parameter
             named like a standard column, or a variant returning a negative
             or non-finite value.
+        labkit.measure.threads.ThreadCountError: in a worker, when the process
+            has more than one thread before or after measuring.
     """
     if not variants:
         raise ValueError("run: no variants to measure")
@@ -184,7 +193,11 @@ def run(
     names = list(variants)
     rows: list[dict[str, Any]] = []
     bar = _Progress(experiment, (int(warmup) + int(repeats)) * len(names), progress)
+    watch = threads.watching()
+    seen = []
     with pinned(cpu):
+        if watch:
+            seen.append(threads.observe(experiment, "before"))
         for _ in range(int(warmup)):
             for name in names:
                 _samples(name, variants[name]())
@@ -203,7 +216,13 @@ def run(
                         }
                     )
                 bar.step()
-    return pd.DataFrame(rows, columns=[*COLUMNS, *params])
+        if watch:
+            seen.append(threads.observe(experiment, "after"))
+    df = pd.DataFrame(rows, columns=[*COLUMNS, *params])
+    if watch:
+        df["threads"] = max(s.threads for s in seen)
+        df["io_threads"] = max(s.io_threads for s in seen)
+    return df
 
 
 def calibrate(
