@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 
 Runner = Callable[..., "pd.DataFrame"]
+Measure = Callable[..., runner.Rows]
 
 #: The largest alignment a worker's buffer copies from the original (a huge page).
 _MAX_ALIGN = 2 << 20
@@ -48,6 +49,14 @@ def default_runs(quick: bool | None = None) -> int:
 
 def _runs(runs: int | None) -> int:
     return default_runs() if runs is None else int(runs)
+
+
+def _in_process(run: Runner, rows_of: Callable[[Measure], runner.Rows]) -> pd.DataFrame:
+    """The rows ``rows_of`` makes with a custom ``run`` (a runner.run stand-in), here."""
+    import pandas as pd
+
+    rows = rows_of(lambda *a, **k: run(*a, **k).to_dict("records"))
+    return pd.DataFrame(rows, columns=list(rows[0]))
 
 
 def buffer_geometry(reg: RegisteredBuffer) -> dict[str, int]:
@@ -123,7 +132,13 @@ def seek_cost_experiment(
     ``io_threads``); with a custom ``run`` it all happens in this process.
     """
     if run is not None:
-        return _seek_cost(reg, offsets, length, repeats, seeks, target_ns, run, experiment, cpu)
+        offsets = list(offsets)
+        return _in_process(
+            run,
+            lambda m: _seek_cost(
+                reg, offsets, length, repeats, seeks, target_ns, m, experiment, cpu
+            ),
+        )
     kwargs = {
         "geometry": buffer_geometry(reg),
         "offsets": [int(o) for o in offsets],
@@ -148,10 +163,12 @@ def _seek_cost_in_worker(
     target_ns: float,
     experiment: str,
     cpu: int | None,
-) -> pd.DataFrame:
+) -> runner.Rows:
     """One run of :func:`seek_cost_experiment`, in this (worker) process."""
     reg = registered_like(geometry)
-    return _seek_cost(reg, offsets, length, repeats, seeks, target_ns, runner.run, experiment, cpu)
+    return _seek_cost(
+        reg, offsets, length, repeats, seeks, target_ns, runner.measure, experiment, cpu
+    )
 
 
 def _seek_cost(
@@ -161,13 +178,11 @@ def _seek_cost(
     repeats: int,
     seeks: Iterable[str],
     target_ns: float,
-    run: Runner,
+    measure: Measure,
     experiment: str,
     cpu: int | None,
-) -> pd.DataFrame:
-    import pandas as pd
-
-    frames = []
+) -> runner.Rows:
+    rows: runner.Rows = []
     for off in offsets:
         variants = {}
         for s in seeks:
@@ -177,22 +192,20 @@ def _seek_cost(
             variants[s] = lambda s=s, off=off, iters=iters: time_fixed_seek(
                 reg, off, length, s, iters
             )
-        frames.append(
-            run(
-                experiment,
-                variants,
-                repeats=repeats,
-                cpu=cpu,
-                params={
-                    "offset": int(off),
-                    "pages_skipped": int(off) // PAGE_SIZE,
-                    "buffer": reg.length,
-                    "folio_shift": reg.folio_shift,
-                    "length": length,
-                },
-            )
+        rows += measure(
+            experiment,
+            variants,
+            repeats=repeats,
+            cpu=cpu,
+            params={
+                "offset": int(off),
+                "pages_skipped": int(off) // PAGE_SIZE,
+                "buffer": reg.length,
+                "folio_shift": reg.folio_shift,
+                "length": length,
+            },
         )
-    return pd.concat(frames, ignore_index=True)
+    return rows
 
 
 def submission_experiment(
@@ -218,7 +231,9 @@ def submission_experiment(
     with a custom ``run`` it all happens in this process.
     """
     if run is not None:
-        return _submission(reg, length, repeats, seeks, target_ns, run, experiment, cpu)
+        return _in_process(
+            run, lambda m: _submission(reg, length, repeats, seeks, target_ns, m, experiment, cpu)
+        )
     kwargs = {
         "geometry": buffer_geometry(reg),
         "length": length,
@@ -241,10 +256,10 @@ def _submission_in_worker(
     target_ns: float,
     experiment: str,
     cpu: int | None,
-) -> pd.DataFrame:
+) -> runner.Rows:
     """One run of :func:`submission_experiment`, in this (worker) process."""
     reg = registered_like(geometry)
-    return _submission(reg, length, repeats, seeks, target_ns, runner.run, experiment, cpu)
+    return _submission(reg, length, repeats, seeks, target_ns, runner.measure, experiment, cpu)
 
 
 def _submission(
@@ -253,10 +268,10 @@ def _submission(
     repeats: int,
     seeks: Iterable[str],
     target_ns: float,
-    run: Runner,
+    measure: Measure,
     experiment: str,
     cpu: int | None,
-) -> pd.DataFrame:
+) -> runner.Rows:
     places = {"head": 0, "tail": reg.length - length}
     variants = {}
     for s in seeks:
@@ -267,16 +282,16 @@ def _submission(
             variants[f"{s} {where}"] = lambda s=s, off=off, iters=iters: time_fixed_submit(
                 reg, off, length, s, iters
             )
-    df = run(
+    rows = measure(
         experiment,
         variants,
         repeats=repeats,
         cpu=cpu,
         params={"buffer": reg.length, "folio_shift": reg.folio_shift, "length": length},
     )
-    df["seek"] = df["variant"].str.rsplit(" ", n=1).str[0]
-    df["where"] = df["variant"].str.rsplit(" ", n=1).str[1]
-    return df
+    for row in rows:
+        row["seek"], row["where"] = row["variant"].rsplit(" ", 1)
+    return rows
 
 
 #: What F was measured as, by the kernel's answer to io_uring (the ``source`` column).
@@ -313,12 +328,12 @@ def fixed_cost_experiment(
 
 def _fixed_cost_in_worker(
     repeats: int, warmup: int, target_ns: float, cpu: int | None
-) -> pd.DataFrame:
+) -> runner.Rows:
     """One run of :func:`fixed_cost_experiment`, in this (worker) process."""
 
-    def measure(kernel: Callable[[int], float], source: str) -> pd.DataFrame:
+    def measure(kernel: Callable[[int], float], source: str) -> runner.Rows:
         iters = _calibrate(kernel, target_ns)
-        return runner.run(
+        return runner.measure(
             "fixed-F",
             {"F": lambda: kernel(iters)},
             repeats=repeats,
@@ -440,14 +455,14 @@ def read_fixed_roundtrip_ns(
 
 def _read_fixed_in_worker(
     size: int, at: int, length: int, iters: int, batches: int, cpu: int | None
-) -> pd.DataFrame:
+) -> runner.Rows:
     """The batches of :func:`read_fixed_roundtrip_ns`, in this (worker) process."""
     zfd = open_zero()
     try:
         with Ring(8) as ring:
             ring.register_buffer(size)
             run = ring.roundtrip_variant("read_fixed", zfd, length, iters=iters, buf_offset=at)
-            return runner.run(
+            return runner.measure(
                 "live-read-fixed",
                 {"read_fixed": run},
                 repeats=batches,

@@ -274,14 +274,14 @@ def _syscalls_in_worker(
     names: Iterable[str] = SYSCALL_VARIANTS,
     cpu: int | None = None,
     clock_name: str = "wall",
-) -> Any:
+) -> runner.Rows:
     """One run of :func:`run_syscalls`, in this (worker) process."""
     src = _Target(target, length)
     try:
         offset = src.offset
         variants = syscall_variants(src.fd, length=length, iters=iters, offset=offset, names=names)
         with clock(clock_name):
-            return runner.run(
+            return runner.measure(
                 "live-syscalls",
                 variants,
                 repeats=repeats,
@@ -305,7 +305,7 @@ def _uring_qd1_in_worker(
     register_ring_fd: bool = False,
     cpu: int | None = None,
     clock_name: str = "wall",
-) -> Any:
+) -> runner.Rows:
     """One run of :func:`run_uring_qd1`, in this (worker) process."""
     src = _Target(target, length)
     try:
@@ -318,7 +318,7 @@ def _uring_qd1_in_worker(
                 for op in ops
             }
             with clock(clock_name):
-                return runner.run(
+                return runner.measure(
                     "live-uring-qd1",
                     variants,
                     repeats=repeats,
@@ -347,7 +347,7 @@ def _fixed_head_tail_in_worker(
     hugepages: bool = False,
     cpu: int | None = None,
     clock_name: str = "wall",
-) -> Any:
+) -> runner.Rows:
     """One run of :func:`run_fixed_head_tail`, in this (worker) process."""
     zfd = open_zero()
     try:
@@ -360,7 +360,7 @@ def _fixed_head_tail_in_worker(
                 ),
             }
             with clock(clock_name):
-                return runner.run(
+                return runner.measure(
                     "live-fixed-head-tail",
                     variants,
                     repeats=repeats,
@@ -390,7 +390,7 @@ def _peak_in_worker(
     repeats: int = 9,
     warmup: int = 1,
     cpu: int | None = None,
-) -> Any:
+) -> runner.Rows:
     """One run of :func:`run_peak`, in this (worker) process."""
     ops = list(ops)
     depths = [int(d) for d in depths]
@@ -415,7 +415,7 @@ def _peak_in_worker(
                 return run
 
             variants = {f"{op}@{d}": make(op, d) for d in depths for op in ops}
-            df = runner.run(
+            rows = runner.measure(
                 "live-uring-peak",
                 variants,
                 repeats=repeats,
@@ -427,9 +427,9 @@ def _peak_in_worker(
     finally:
         os.close(zfd)
     kept = {k: v[len(v) - repeats :] for k, v in details.items()}
-    df["op"] = df["variant"].str.split("@").str[0]
-    df["depth"] = df["variant"].str.split("@").str[1].astype(int)
-    rows = [kept[v][r] for v, r in zip(df["variant"], df["repeat"], strict=True)]
-    df["wall_ns_per_io"] = [res.ns_per_io for res in rows]
-    df["ios_per_enter"] = [res.ios_per_enter for res in rows]
-    return df
+    for row in rows:
+        op, depth = row["variant"].split("@")
+        res = kept[row["variant"]][row["repeat"]]
+        row.update(op=op, depth=int(depth), wall_ns_per_io=res.ns_per_io)
+        row["ios_per_enter"] = res.ios_per_enter
+    return rows

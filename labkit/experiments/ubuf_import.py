@@ -14,7 +14,7 @@ import numpy as np
 
 from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
-from labkit.measure import runner, stats, workers
+from labkit.measure import runner, workers
 from labkit.models.ubuf import (
     batches,
     defer_every_for,
@@ -74,10 +74,10 @@ def run_mechanics(
     return _in_workers(_mechanics_in_worker, p, runs, cpu, op=op)
 
 
-def _mechanics_in_worker(plan: dict[str, Any], op: str, cpu: int | None) -> Any:
+def _mechanics_in_worker(plan: dict[str, Any], op: str, cpu: int | None) -> runner.Rows:
     """One run of :func:`run_mechanics`, in this (worker) process."""
     p = _plan(plan)
-    return runner.run(
+    return runner.measure(
         "ubuf-mechanics",
         batches(mechanics_models(op=op), p.iters),
         repeats=p.repeats,
@@ -96,10 +96,10 @@ def run_read_zero(p: Plan, *, cpu: int | None = None, runs: int | None = None) -
     return _in_workers(_read_zero_in_worker, p, runs, cpu)
 
 
-def _read_zero_in_worker(plan: dict[str, Any], cpu: int | None) -> Any:
+def _read_zero_in_worker(plan: dict[str, Any], cpu: int | None) -> runner.Rows:
     """One run of :func:`run_read_zero`, in this (worker) process."""
     p = _plan(plan)
-    return runner.run(
+    return runner.measure(
         "ubuf-read-zero",
         batches(read_zero_models(proxy=True), p.iters),
         repeats=p.repeats,
@@ -121,34 +121,29 @@ def run_uring(
     return _in_workers(_uring_in_worker, p, runs, cpu, defer_alloc_ubuf=defer_alloc_ubuf)
 
 
-def _uring_in_worker(plan: dict[str, Any], defer_alloc_ubuf: bool, cpu: int | None) -> Any:
+def _uring_in_worker(plan: dict[str, Any], defer_alloc_ubuf: bool, cpu: int | None) -> runner.Rows:
     """One run of :func:`run_uring`, in this (worker) process."""
-    import pandas as pd
-
     p = _plan(plan)
-
-    frames = []
+    rows: runner.Rows = []
     for rate in p.defer_rates:
         k = defer_every_for(rate)
         models = uring_models(defer_every=k, defer_alloc_ubuf=defer_alloc_ubuf)
-        frames.append(
-            runner.run(
-                "ubuf-uring",
-                batches(models, p.iters),
-                repeats=p.repeats,
-                warmup=p.warmup,
-                rotate=True,
-                cpu=cpu,
-                params={
-                    "defer_rate": rate,
-                    "defer_every": k,
-                    "defer_alloc_ubuf": defer_alloc_ubuf,
-                    "bytes": PAGE_SIZE,
-                    "iters": p.iters,
-                },
-            )
+        rows += runner.measure(
+            "ubuf-uring",
+            batches(models, p.iters),
+            repeats=p.repeats,
+            warmup=p.warmup,
+            rotate=True,
+            cpu=cpu,
+            params={
+                "defer_rate": rate,
+                "defer_every": k,
+                "defer_alloc_ubuf": defer_alloc_ubuf,
+                "bytes": PAGE_SIZE,
+                "iters": p.iters,
+            },
         )
-    return pd.concat(frames, ignore_index=True)
+    return rows
 
 
 def difference_ci(
@@ -191,6 +186,8 @@ def gain_ci(df: Any, slow: str, fast: str, *, kind: str = "time") -> dict[str, f
     ``kind="time"``: the share of time saved, 1 - t_fast / t_slow (R2's "about 3%").
     ``kind="rate"``: the throughput gain, t_slow / t_fast - 1 (R3's IOPS "+5.8%").
     """
+    from labkit.measure import stats  # here, so that a worker need not import pandas
+
     if kind not in ("time", "rate"):
         raise ValueError(f"kind must be 'time' or 'rate', got {kind!r}")
     if kind == "time":

@@ -27,14 +27,19 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from labkit.measure import threads
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 Variant = Callable[[], "float | Sequence[float]"]
+
+#: What :func:`measure` returns: one dict per sample, keys in column order.
+Rows = list[dict[str, Any]]
 
 #: Columns every :func:`run` result has (parameter columns follow).
 COLUMNS = ("experiment", "variant", "repeat", "ns_per_op")
@@ -148,6 +153,8 @@ def run(
 ) -> pd.DataFrame:
     """Measure ``variants`` side by side and return one row per sample.
 
+    The rows of :func:`measure` (same arguments) as a DataFrame.
+
     Args:
         experiment: name recorded in the ``experiment`` column.
         variants: name -> zero-argument callable running ONE batch and returning
@@ -179,6 +186,38 @@ def run(
             or non-finite value.
         labkit.measure.threads.ThreadCountError: in a worker, when the process
             has more than one thread before or after measuring.
+    """
+    import pandas as pd
+
+    rows = measure(
+        experiment,
+        variants,
+        repeats=repeats,
+        warmup=warmup,
+        params=params,
+        cpu=cpu,
+        progress=progress,
+        rotate=rotate,
+    )
+    return pd.DataFrame(rows, columns=list(rows[0]))
+
+
+def measure(
+    experiment: str,
+    variants: Mapping[str, Variant],
+    *,
+    repeats: int,
+    warmup: int = 1,
+    params: Mapping[str, Any] | None = None,
+    cpu: int | None = None,
+    progress: bool = False,
+    rotate: bool = False,
+) -> Rows:
+    """:func:`run` without pandas: the rows as a list of dicts (what a worker sends back).
+
+    Arguments, checks and errors as :func:`run`; every dict has the keys
+    experiment, variant, repeat, ns_per_op, the ``params`` keys and, inside a
+    worker, threads and io_threads, in that order.
     """
     if not variants:
         raise ValueError("run: no variants to measure")
@@ -218,11 +257,14 @@ def run(
                 bar.step()
         if watch:
             seen.append(threads.observe(experiment, "after"))
-    df = pd.DataFrame(rows, columns=[*COLUMNS, *params])
     if watch:
-        df["threads"] = max(s.threads for s in seen)
-        df["io_threads"] = max(s.io_threads for s in seen)
-    return df
+        counts = {
+            "threads": max(s.threads for s in seen),
+            "io_threads": max(s.io_threads for s in seen),
+        }
+        for row in rows:
+            row.update(counts)
+    return rows
 
 
 def calibrate(

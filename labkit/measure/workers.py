@@ -17,13 +17,16 @@ for one at a time (the runs are timed; the machine may have two cores).  It
    labkit or numpy, so that no library starts a thread;
 2. imports the experiment function, named by a dotted path
    (``"labkit.experiments.live_kernel:_syscalls_in_worker"``), and calls it
-   with JSON-able keyword arguments;
+   with JSON-able keyword arguments; it returns its rows as a list of dicts
+   (:func:`labkit.measure.runner.measure`), so that the worker never imports
+   pandas (half of a worker's start-up), or a DataFrame;
 3. measures single-threaded: :func:`labkit.measure.runner.run` counts the
    process's threads right before and right after measuring and fails if
    there is more than one (:mod:`labkit.measure.threads`); the rows get
    ``threads`` and ``io_threads`` columns;
-4. writes its DataFrame to a file the parent reads back (pickle: the parent
-   created the file in its own private temporary directory).
+4. writes its rows to a file the parent reads back (pickle: the parent
+   created the file in its own private temporary directory), which turns
+   them into one DataFrame.
 
 A worker that raises comes back as a :class:`WorkerError` naming the
 experiment, the run and the worker's traceback; when the worker raised a
@@ -39,6 +42,7 @@ import builtins
 import importlib
 import json
 import os
+import pickle
 import signal
 import sys
 import tempfile
@@ -46,11 +50,12 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from labkit.measure import runner, threads
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Environment of every worker: thread pools of numpy's BLAS and friends at one thread.
 THREAD_ENV = {
@@ -201,8 +206,9 @@ def run_in_workers(
     """Run ``target(**kwargs)`` in ``runs`` fresh worker processes, one after another.
 
     Args:
-        target: a module-level function returning a tidy DataFrame (one row
-            per batch), or its ``"module:function"`` name.
+        target: a module-level function returning its tidy rows (one per
+            batch) as a list of dicts or a DataFrame, or its
+            ``"module:function"`` name.
         kwargs: its keyword arguments; must survive ``json.dumps``.
         runs: independent runs (worker processes), at least 1.
         cpu: the CPU every worker pins itself to before importing anything;
@@ -228,6 +234,8 @@ def run_in_workers(
             out of time.
         RuntimeError: when called inside a worker (runs do not nest).
     """
+    import pandas as pd
+
     if threads.watching():
         raise RuntimeError("run_in_workers: already inside a worker (runs do not nest)")
     runs = int(runs)
@@ -344,7 +352,11 @@ def _one_run(
         err = WorkerError(f"{where} exited without writing its rows" + _with_output(log_path))
         _fill(err, name, run, "", _tail(_read(log_path)), code)
         raise err
-    return pd.read_pickle(out)
+    import pandas as pd
+
+    with open(out, "rb") as f:
+        rows = pickle.load(f)  # written by our own worker into our private directory
+    return rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=list(rows[0]))
 
 
 def _with_output(log_path: Path) -> str:
@@ -403,15 +415,28 @@ def worker_main(spec: Mapping[str, Any]) -> int:
         threads.require_single_thread(rule if spec["single_thread"] else None)
         start = threads.observe(spec["target"], "at the start of")
         fn = _resolve(spec["target"])
-        df = fn(**spec["kwargs"])
-        if not isinstance(df, pd.DataFrame):
-            raise TypeError(f"{spec['target']} returned {type(df).__name__}, not a DataFrame")
-        end = threads.count_threads()
-        if "threads" not in df.columns:  # rows not made by runner.run: the worker's own counts
-            df["threads"] = max(start.threads, end.threads if end else 0)
-            df["io_threads"] = max(start.io_threads, end.io_threads if end else 0)
+        rows = fn(**spec["kwargs"])
+        end = threads.count_threads() or start
+        counts = {
+            "threads": max(start.threads, end.threads),
+            "io_threads": max(start.io_threads, end.io_threads),
+        }
+        if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+            for row in rows:  # rows not made by runner.measure: the worker's own counts
+                for key, value in counts.items():
+                    row.setdefault(key, value)
+        elif type(rows).__name__ == "DataFrame" and len(rows):
+            for key, value in counts.items():
+                if key not in rows.columns:
+                    rows[key] = value
+        else:
+            raise TypeError(
+                f"{spec['target']} returned {type(rows).__name__}, not a non-empty list of "
+                "row dicts or DataFrame"
+            )
         tmp = spec["out"] + ".tmp"
-        df.to_pickle(tmp)
+        with open(tmp, "wb") as f:
+            pickle.dump(rows, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, spec["out"])
         return 0
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
@@ -439,13 +464,13 @@ def probe_threads(*, timeout: float = 120.0) -> threads.ThreadCount:
     return threads.ThreadCount(int(df["threads"].iloc[0]), int(df["io_threads"].iloc[0]))
 
 
-def _thread_probe() -> pd.DataFrame:
+def _thread_probe() -> runner.Rows:
     import labkit.experiments.live_kernel  # noqa: F401 - what a live worker imports
 
     seen = threads.count_threads()
     if seen is None:
         raise OSError("/proc/self/task is not readable")
-    return pd.DataFrame({"threads": [seen.threads], "io_threads": [seen.io_threads]})
+    return [{"threads": seen.threads, "io_threads": seen.io_threads}]
 
 
 __all__ = [
