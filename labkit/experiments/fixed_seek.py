@@ -43,8 +43,8 @@ _MAX_ALIGN = 2 << 20
 
 
 def default_runs(quick: bool | None = None) -> int:
-    """Independent runs (worker processes) of notebook 02's experiments: 3 quick, 5 full."""
-    return 3 if quick_mode(quick) else 5
+    """Independent runs (worker processes) of notebook 02's experiments: 2 quick, 5 full."""
+    return 2 if quick_mode(quick) else 5
 
 
 def _runs(runs: int | None) -> int:

@@ -58,12 +58,12 @@ def sizes(quick: bool | None = None) -> Sizes:
         return Sizes(
             syscall_iters=20_000,
             uring_iters=4_000,
-            repeats=3,
+            repeats=4,
             warmup=1,
             registered=64 << 20,
             peak_ios=40_000,
             depths=(1, 4, 16, 64),
-            runs=3,
+            runs=2,
         )
     return Sizes(
         syscall_iters=200_000,
