@@ -67,12 +67,20 @@ directions = st.one_of(st.sampled_from([labkit.ITER_DEST, labkit.ITER_SOURCE, 0,
 
 
 class World:
-    """A UserMemory with two live mappings and one unmapped one."""
+    """A UserMemory with two live mappings, one unmapped one, and a writable page
+    followed by a PROT_NONE hole and a read-only page."""
 
     def __init__(self) -> None:
         self.mem = UserMemory()
         self.a = self.mem.map(2 * PAGE)
         self.b = self.mem.map(PAGE)
+        self.c, self.hole, self.ro = self.mem.map_contiguous(
+            [
+                (PAGE, labkit.core.memory.PROT_RW),
+                (PAGE, labkit.core.memory.PROT_NONE),
+                (PAGE, labkit.core.memory.PROT_READ),
+            ]
+        )
         gone = self.mem.map(PAGE)
         self.mem.unmap(gone)
         self.gone = gone
@@ -88,6 +96,12 @@ class World:
                     self.b.addr,
                     self.gone.addr,
                     self.gone.addr + 10,
+                    self.c.end - 3,
+                    self.hole.addr,
+                    self.ro.addr,
+                    self.ro.end - 1,
+                    labkit.core.memory.USER_PTR_MAX,
+                    0,
                 ]
             ),
             st.builds(lambda k: self.a.addr + k, st.integers(-PAGE, 3 * PAGE)),
@@ -223,7 +237,9 @@ def poke(data, it) -> None:
 def memory_calls(data, w: World) -> None:
     a, b = data.draw(values), data.draw(values)
     for call in (
-        lambda: w.mem.access_ok(a, b),
+        lambda: w.mem.is_mapped(a, b),
+        lambda: w.mem.accessible(a, b, write=True),
+        lambda: labkit.core.memory.access_ok(a, b),
         lambda: w.mem.view(a, b),
         lambda: w.mem.find(a),
         lambda: w.mem.unmap(data.draw(st.one_of(values, st.just(w.gone)))),
@@ -235,10 +251,23 @@ def memory_calls(data, w: World) -> None:
             pass
     try:
         size = data.draw(values)
-        m = w.mem.map(size, align=data.draw(st.one_of(st.just(PAGE), values)))
+        m = w.mem.map(
+            size,
+            align=data.draw(st.one_of(st.just(PAGE), values)),
+            prot=data.draw(st.one_of(st.sampled_from([0, 1, 3]), values)),
+        )
     except ALLOWED:
         return
     w.mem.unmap(m)
+    try:
+        pieces = data.draw(
+            st.lists(st.tuples(values, st.one_of(st.sampled_from([0, 1, 3]), values)), max_size=3)
+        )
+        ms = w.mem.map_contiguous(pieces)
+    except ALLOWED:
+        return
+    for m in ms:
+        w.mem.unmap(m)
 
 
 def main(examples: int) -> int:

@@ -34,6 +34,7 @@ CORE_TESTS = [
     "test_bad_input.py",
     "test_fixed.py",
     "test_live.py",
+    "test_kernel_differential.py",
 ]
 
 

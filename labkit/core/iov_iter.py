@@ -359,9 +359,12 @@ class IovIter:
     def copy_to_iter(self, data: Any) -> int:
         """Copy ``data`` into the iterator's memory; returns bytes copied.
 
-        At most count bytes are copied.  Imported user memory that has been
-        unmapped since the import faults: the copy stops short, as
-        ``copy_to_user`` does.
+        At most count bytes are copied.  Imported user memory is checked here,
+        not at import, as the kernel's ``copy_to_user()`` faults here: the copy
+        stops at the first byte that is not mapped writable (a hole, a
+        read-only or unmapped page), after moving every byte before it, and
+        the iterator is advanced by exactly the bytes copied.  A return of 0
+        with bytes asked for is the fault a system call reports as EFAULT.
 
         Raises:
             IterMisuseError: if the iterator is ITER_SOURCE (the kernel WARNs).
@@ -377,6 +380,10 @@ class IovIter:
 
     def copy_from_iter(self, n: int) -> bytes:
         """Copy up to ``n`` bytes out of the iterator's memory.
+
+        Imported user memory is checked as in :meth:`copy_to_iter`: the copy
+        stops at the first byte that is not mapped readable, and returns (and
+        advances past) the bytes before it.
 
         Raises:
             IterMisuseError: if the iterator is ITER_DEST (the kernel WARNs).
@@ -394,6 +401,9 @@ class IovIter:
 
     def zero(self, n: int) -> int:
         """Write ``n`` zero bytes into the iterator's memory (at most count).
+
+        Faults as :meth:`copy_to_iter` does: it stops at the first byte of
+        imported user memory that is not mapped writable; returns the bytes zeroed.
 
         Raises:
             IterMisuseError: if the iterator is ITER_SOURCE (see ``lk_iov_iter_zero``).

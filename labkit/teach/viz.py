@@ -214,8 +214,8 @@ def _contents_of(contents: Any, seg: Segment, k: int) -> np.ndarray | None:
     if contents is None or seg.length == 0:
         return None
     view = getattr(contents, "view", None)
-    if callable(view) and hasattr(contents, "access_ok"):
-        if not contents.access_ok(seg.addr, seg.length):
+    if callable(view) and hasattr(contents, "is_mapped"):
+        if not contents.is_mapped(seg.addr, seg.length):
             return None
         return np.asarray(view(seg.addr, seg.length))
     arrays = list(contents)

@@ -386,17 +386,22 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 typedef size_t (*lk_step_f)(void *base, size_t progress, size_t len, void *priv);
 
 /*
- * User memory imported from a UserMemory is checked at copy time, as a real
- * copy_to_user() can fault after import: only the mapped prefix is moved.
+ * User memory imported from a UserMemory is checked here, at copy time, as
+ * the kernel's copy_to_user()/copy_from_user() fault here and not at import:
+ * each piece is looked up in the address space before it is touched (for
+ * writing into a destination, for reading out of a source), and only the
+ * prefix that is mapped with that access is moved; the rest is returned as
+ * not moved, so the copy stops at the first byte that would fault.  hint
+ * caches the mapping the last piece ended in (see lk_mm_accessible()).
  */
 static inline size_t user_step(const struct lk_iov_iter *i, uintptr_t base, size_t progress,
-			       size_t len, void *priv, lk_step_f step)
+			       size_t len, void *priv, lk_step_f step, size_t *hint)
 {
 	size_t ok, remain;
 
 	if (!i->mm)
 		return step((void *)base, progress, len, priv);
-	ok = lk_mm_accessible(i->mm, base, len);
+	ok = lk_mm_reach(i->mm, base, len, i->data_source ? LK_PROT_READ : LK_PROT_WRITE, hint);
 	remain = len - ok;
 	if (ok)
 		remain += step((void *)base, progress, ok, priv);
@@ -405,7 +410,8 @@ static inline size_t user_step(const struct lk_iov_iter *i, uintptr_t base, size
 
 static inline size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
 {
-	size_t remain = user_step(i, i->ubuf + i->iov_offset, 0, len, priv, step);
+	size_t hint = SIZE_MAX;
+	size_t remain = user_step(i, i->ubuf + i->iov_offset, 0, len, priv, step, &hint);
 
 	len -= remain;
 	i->iov_offset += len;
@@ -417,14 +423,14 @@ static inline size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv
 				   lk_step_f step, bool user)
 {
 	const struct lk_iovec *p = i->iov, *end = p + i->nr_segs;
-	size_t progress = 0, skip = i->iov_offset;
+	size_t progress = 0, skip = i->iov_offset, hint = SIZE_MAX;
 
 	while (len && p < end) {
 		size_t part = lk_min(len, p->iov_len - skip);
 
 		if (part) {
 			uintptr_t base = p->iov_base + skip;
-			size_t remain = user ? user_step(i, base, progress, part, priv, step)
+			size_t remain = user ? user_step(i, base, progress, part, priv, step, &hint)
 					     : step((void *)base, progress, part, priv);
 			size_t consumed = part - remain;
 
