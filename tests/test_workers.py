@@ -28,6 +28,13 @@ def test_rows_come_back_with_the_run_column_and_one_thread():
     assert (df["threads"] == 1).all() and (df["io_threads"] == 0).all()
 
 
+def test_the_rotation_goes_on_from_run_to_run():
+    df = workers.run_in_workers(T + "rotated_rows", runs=3)
+    firsts = [d["variant"].iloc[0] for _, d in df.groupby(["run", "repeat"], sort=True)]
+    # one long run of 6 rounds would start them at a, b, c, a, b, c
+    assert firsts == ["a", "b", "c", "a", "b", "c"]
+
+
 def test_each_run_is_a_fresh_pinned_process():
     df = workers.run_in_workers(T + "imported_modules", runs=2, cpu=runner.default_cpu())
     assert df["pid"].nunique() == 2 and os.getpid() not in set(df["pid"])

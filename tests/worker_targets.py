@@ -74,3 +74,9 @@ def imported_modules() -> runner.Rows:
             "affinity": str(sorted(os.sched_getaffinity(0))),
         }
     ]
+
+
+def rotated_rows() -> runner.Rows:
+    """Three variants, rotated: the order the rows come in is the order they ran."""
+    variants = {name: (lambda: 1.0) for name in ("a", "b", "c")}
+    return runner.measure("rot", variants, repeats=2, warmup=0, rotate=True)

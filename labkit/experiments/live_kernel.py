@@ -68,10 +68,10 @@ def sizes(quick: bool | None = None) -> Sizes:
     return Sizes(
         syscall_iters=200_000,
         uring_iters=40_000,
-        repeats=7,
+        repeats=6,
         warmup=1,
         registered=MAX_REGISTERED_BUFFER,
-        peak_ios=400_000,
+        peak_ios=200_000,
         depths=(1, 2, 4, 8, 16, 32, 64, 128),
         runs=5,
     )

@@ -44,7 +44,7 @@ def plan(quick: bool | None = None) -> Plan:
         return Plan(iters=2_000, repeats=3, warmup=1, defer_rates=(0.0, 0.1, 1.0), runs=2)
     return Plan(
         iters=20_000,
-        repeats=7,
+        repeats=6,
         warmup=1,
         defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0),
         runs=5,

@@ -170,6 +170,8 @@ def run(
             that every variant runs equally often in every position and after
             every other variant; this cancels order effects such as a variant
             paying a warm-up cost after a light one.  Off by default (A B A B).
+            In run k of a worker (:func:`continue_rotation`) the rotation goes
+            on from round k * repeats, as if the runs were one long run.
 
     Returns:
         A DataFrame with columns experiment, variant, repeat, ns_per_op and
@@ -242,7 +244,7 @@ def measure(
                 _samples(name, variants[name]())
                 bar.step()
         for r in range(int(repeats)):
-            shift = r % len(names) if rotate else 0
+            shift = (r + _run_index * int(repeats)) % len(names) if rotate else 0
             for name in names[shift:] + names[:shift]:
                 for v in _samples(name, variants[name]()):
                     rows.append(
@@ -265,6 +267,19 @@ def measure(
         for row in rows:
             row.update(counts)
     return rows
+
+
+_run_index = 0
+
+
+def continue_rotation(run: int) -> None:
+    """Rotate the variants of this process's measurements as run ``run`` of several.
+
+    Set by :mod:`labkit.measure.workers` in the worker of run ``run``, so that
+    over the runs of an experiment every variant comes first equally often.
+    """
+    global _run_index
+    _run_index = int(run)
 
 
 def calibrate(

@@ -20,10 +20,12 @@ for one at a time (the runs are timed; the machine may have two cores).  It
    with JSON-able keyword arguments; it returns its rows as a list of dicts
    (:func:`labkit.measure.runner.measure`), so that the worker never imports
    pandas (half of a worker's start-up), or a DataFrame;
-3. measures single-threaded: :func:`labkit.measure.runner.run` counts the
-   process's threads right before and right after measuring and fails if
+3. measures single-threaded: :func:`labkit.measure.runner.measure` counts
+   the process's threads right before and right after measuring and fails if
    there is more than one (:mod:`labkit.measure.threads`); the rows get
-   ``threads`` and ``io_threads`` columns;
+   ``threads`` and ``io_threads`` columns.  The variants are interleaved as
+   in one process, the rotation of their order continued from run to run
+   (:func:`labkit.measure.runner.continue_rotation`);
 4. writes its rows to a file the parent reads back (pickle: the parent
    created the file in its own private temporary directory), which turns
    them into one DataFrame.
@@ -305,6 +307,7 @@ def _one_run(
         "error": str(base) + ".error.json",
         "single_thread": single_thread,
         "allow_io_threads": allow_io_threads,
+        "run": run,
     }
     spec_path = base.with_suffix(".spec.json")
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -418,6 +421,7 @@ def worker_main(spec: Mapping[str, Any]) -> int:
             raise RuntimeError(f"the worker is not pinned to CPU {spec['cpu']}")
         rule = threads.Rule(allow_io_threads=bool(spec["allow_io_threads"]))
         threads.require_single_thread(rule if spec["single_thread"] else None)
+        runner.continue_rotation(spec["run"])
         start = threads.observe(spec["target"], "at the start of")
         fn = _resolve(spec["target"])
         rows = fn(**spec["kwargs"])
