@@ -10,6 +10,7 @@
  * clock read once before and once after each batch.
  *
  *   bare_read_loop MODE CPU CLOCK ITERS REPEATS WARMUP
+ *   bare_read_loop serve MODE CPU CLOCK
  *
  *   MODE    sys:   read(4 KiB), readv(1 x 4 KiB), readv(4 KiB + empty) of /dev/zero
  *           uring: io_uring READ of 4 KiB from /dev/zero at queue depth 1: one
@@ -24,6 +25,12 @@
  * Output, one line per kept batch: "<variant> <repeat> <ns per call>", then
  * "threads <entries in /proc/self/task>".  Exit status 1 with a message on any
  * failed or short call.
+ *
+ * "serve" runs batches on request, so that a driver can interleave them with
+ * other processes batch by batch: it prints "ready <threads>", then reads lines
+ * "<variant> <iters>" on stdin and answers each with "<ns per call>" after
+ * running that batch; "threads" is answered with the task count; end of input
+ * ends it.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -189,6 +196,44 @@ static int task_count(void)
 	return n;
 }
 
+static int variant_id(const char *name, int uring)
+{
+	if (uring)
+		return strcmp(name, "read") == 0 ? V_URING_READ : -1;
+	if (strcmp(name, "read") == 0)
+		return V_READ;
+	if (strcmp(name, "readv1") == 0)
+		return V_READV1;
+	if (strcmp(name, "readv_empty") == 0)
+		return V_READV_EMPTY;
+	return -1;
+}
+
+static int serve(int uring, int fd, char *buf, struct ring *ring)
+{
+	char line[128], name[32];
+	unsigned long long iters;
+
+	printf("ready %d\n", task_count());
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		int v;
+
+		if (strncmp(line, "threads", 7) == 0) {
+			printf("%d\n", task_count());
+		} else if (sscanf(line, "%31s %llu", name, &iters) == 2 && iters > 0 &&
+			   (v = variant_id(name, uring)) >= 0) {
+			printf("%.3f\n", v == V_URING_READ ? time_uring_read(ring, fd, buf, iters)
+						    : time_sys(v, fd, buf, iters));
+		} else {
+			fprintf(stderr, "bare_read_loop: bad request %s", line);
+			return 2;
+		}
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int variants[3], nv, uring, fd, cpu, round, i;
@@ -198,16 +243,23 @@ int main(int argc, char **argv)
 	cpu_set_t set;
 	char *buf;
 
-	if (argc != 7) {
-		fprintf(stderr, "usage: %s sys|uring CPU wall|cpu ITERS REPEATS WARMUP\n", argv[0]);
+	int serving = argc == 5 && strcmp(argv[1], "serve") == 0;
+
+	if (serving) {
+		argv++;
+	} else if (argc != 7) {
+		fprintf(stderr,
+			"usage: %s sys|uring CPU wall|cpu ITERS REPEATS WARMUP\n"
+			"       %s serve sys|uring CPU wall|cpu\n",
+			argv[0], argv[0]);
 		return 2;
 	}
 	uring = strcmp(argv[1], "uring") == 0;
 	cpu = atoi(argv[2]);
 	clock_id = strcmp(argv[3], "cpu") == 0 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC_RAW;
-	iters = strtoull(argv[4], NULL, 10);
-	repeats = atol(argv[5]);
-	warmup = atol(argv[6]);
+	iters = serving ? 1 : strtoull(argv[4], NULL, 10);
+	repeats = serving ? 1 : atol(argv[5]);
+	warmup = serving ? 0 : atol(argv[6]);
 	if (iters == 0 || repeats < 1 || warmup < 0) {
 		fprintf(stderr, "bare_read_loop: ITERS and REPEATS must be >= 1, WARMUP >= 0\n");
 		return 2;
@@ -233,6 +285,8 @@ int main(int argc, char **argv)
 		variants[2] = V_READV_EMPTY;
 		nv = 3;
 	}
+	if (serving)
+		return serve(uring, fd, buf, &ring);
 	for (round = 0; round < warmup + repeats; round++) {
 		int kept = round >= warmup, r = round - (int)warmup;
 
