@@ -24,8 +24,8 @@ SOURCE_COLUMNS = ("source_file", "source_subject", "source_author", "source_date
 
 
 def published_dir() -> Path:
-    """``data/published`` of the checkout (it is not under ``LABKIT_DATA``, which holds results)."""
-    return config.repo_root() / "data" / "published"
+    """``data/published`` of the checkout, or its copy in an installed labkit (not LABKIT_DATA)."""
+    return config.resource("published")
 
 
 def path(result_id: str) -> Path:

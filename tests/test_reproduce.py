@@ -83,7 +83,7 @@ def test_runs_numbered_notebooks_in_order_and_writes_outputs(first_run):
         )
     first = nbformat.read(out / "notebooks" / "01-good.ipynb", as_version=4)
     assert "quick True" in first.cells[3].outputs[0]["text"]
-    assert {p.name for p in (out / "figures").iterdir()} == {"t1-line.png", "t1-line.svg"}
+    assert {p.name for p in (out / "figures").iterdir()} == {"t1-line.png", "t1-line.svg", "t1-line.json"}
     index = (out / "index.html").read_text()
     assert "html/01-good.html" in index and "T2" in index and "t1-line.png" in index
 
@@ -108,7 +108,7 @@ def test_summary_table_gathers_the_notebooks_rows(first_run):
 def test_second_run_skips_and_force_reruns(first_run, nbset, capsys):
     out, _ = first_run
     again = reproduce.run(quick=True, out=out, notebooks=nbset, progress=False)
-    assert [r.status for r in again.runs] == ["skipped", "skipped"]
+    assert [r.status for r in again.runs] == ["up to date", "up to date"]
     assert list(again.summary["result"]) == ["T1", "T2"]
     # full mode is different parameters: not the same run
     assert reproduce.run_hash(nbset / "01-good.ipynb", {"QUICK": True}) != reproduce.run_hash(
@@ -142,7 +142,7 @@ def test_changed_notebook_is_rerun_alone(tmp_path):
     reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, html_report=False)
     make_notebook(nbs / "02-b.ipynb", "y = 3")
     rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, html_report=False)
-    assert [r.status for r in rep.runs] == ["skipped", "ran"]
+    assert [r.status for r in rep.runs] == ["up to date", "ran"]
 
 
 def test_failure_names_the_notebook_and_the_cell(tmp_path, capsys):
@@ -165,7 +165,7 @@ def test_failure_names_the_notebook_and_the_cell(tmp_path, capsys):
     assert "cell 3" in err
     # a failed notebook is rerun next time, the good one is not
     rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, html_report=False)
-    assert [r.status for r in rep.runs] == ["skipped", "failed"]
+    assert [r.status for r in rep.runs] == ["up to date", "failed"]
 
 
 def test_no_notebooks_is_a_clear_error(tmp_path, capsys):
