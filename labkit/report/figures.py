@@ -78,11 +78,20 @@ def _text(cell: dict[str, Any]) -> str:
 
 
 def _first_paragraph(markdown: str) -> str:
+    """The first paragraph that is not a heading; of a list, its first item."""
     paras = [p.strip() for p in re.split(r"\n\s*\n", markdown) if p.strip()]
     for p in paras:
-        if not p.startswith("#"):
-            return p
+        if p.startswith("#"):
+            continue
+        if re.match(r"[*+-] ", p):
+            return re.split(r"\n[*+-] ", p)[0][2:].strip()
+        return p
     return ""
+
+
+def _plain_heading(line: str) -> str:
+    """A markdown heading as plain text (no #, backticks or emphasis marks)."""
+    return re.sub(r"[`*_]", "", line.lstrip("# ")).strip()
 
 
 def find_saved(notebook: str, nb: dict[str, Any]) -> list[SavedFigure]:
@@ -95,7 +104,7 @@ def find_saved(notebook: str, nb: dict[str, Any]) -> list[SavedFigure]:
         if cell.get("cell_type") == "markdown":
             for line in text.splitlines():
                 if line.lstrip().startswith("#"):
-                    section, section_id = line.lstrip("# ").strip(), cell.get("id")
+                    section, section_id = _plain_heading(line), cell.get("id")
                     break
             continue
         if cell.get("cell_type") != "code":

@@ -24,6 +24,7 @@ import json
 import math
 import os
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -212,7 +213,10 @@ def format_figure(v: Any) -> str:
 
 
 def format_summary(df: pd.DataFrame, *, width: int = 48) -> str:
-    """The summary as plain text: result, quantity, published, model, live, verdict, reason."""
+    """The summary as plain text: result, quantity, published, model, live, verdict, reason.
+
+    Reasons are never cut: one longer than ``width`` continues on the next lines.
+    """
     if df.empty:
         return "(no results recorded)"
     cols = ["result", "quantity", "published", "model", "live", "verdict", "reason"]
@@ -223,12 +227,9 @@ def format_summary(df: pd.DataFrame, *, width: int = 48) -> str:
         for c in ("published", "model", "live"):
             s = format_figure(r[c])
             cells.append(s + (unit if s != "-" and not isinstance(r[c], str) else ""))
-        reason = str(r["reason"])
-        cells += [
-            str(r["verdict"]),
-            reason if len(reason) <= width else reason[: width - 3] + "...",
-        ]
-        table.append(cells)
+        reason = textwrap.wrap(str(r["reason"]), width) or [""]
+        table.append(cells + [str(r["verdict"]), reason[0]])
+        table += [[""] * (len(cols) - 1) + [more] for more in reason[1:]]
     widths = [max(len(c), *(len(row[k]) for row in table)) for k, c in enumerate(cols)]
     line = "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]
