@@ -90,8 +90,8 @@ def _first_paragraph(markdown: str) -> str:
 
 
 def _plain_heading(line: str) -> str:
-    """A markdown heading as plain text (no #, backticks or emphasis marks)."""
-    return re.sub(r"[`*_]", "", line.lstrip("# ")).strip()
+    """A markdown heading as plain text (no #, backticks or asterisks)."""
+    return re.sub(r"[`*]", "", line.lstrip("# ")).strip()
 
 
 def find_saved(notebook: str, nb: dict[str, Any]) -> list[SavedFigure]:

@@ -322,7 +322,7 @@ def _finish(rep: Reproduction, html_report: bool) -> None:
     out = rep.out
     rep.summary = report.summary_table(out)
     if html_report:  # pages missing for up-to-date notebooks (e.g. out copied elsewhere)
-        for r in rep.runs:
+        for r in (r for r in rep.runs if r.status == "up to date"):
             page = out / "html" / f"{Path(r.name).stem}.html"
             executed = out / "notebooks" / r.name
             if not page.is_file() and executed.is_file():
