@@ -207,11 +207,18 @@ def _kernel_env(out: Path, quick: bool, name: str) -> dict[str, str]:
 
 
 def _html(nb_path: Path, dest: Path) -> None:
+    """Write the HTML page of an executed notebook (OSError, or OutputError naming ``dest``)."""
     from nbconvert import HTMLExporter
 
     log = logging.getLogger("labkit.report.html")
     log.setLevel(logging.ERROR)  # not "Alternative text is missing on 3 image(s)" per page
-    body, _ = HTMLExporter(template_name="lab", log=log).from_filename(str(nb_path))
+    try:
+        body, _ = HTMLExporter(template_name="lab", log=log).from_filename(str(nb_path))
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - e.g. nbconvert's templates not installed
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise OutputError(dest, f"nbconvert failed: {type(exc).__name__}: {first}") from None
     report.atomic_write_text(dest, body)
 
 
@@ -314,6 +321,10 @@ def _run_one(
         result.status, result.error = "output error", str(err)
         result.seconds = time.perf_counter() - t0
         remove_quietly(partial)
+    except Exception as exc:  # noqa: BLE001 - a bug here must not stop the other notebooks
+        result.status, result.seconds = "failed", time.perf_counter() - t0
+        result.error = f"labkit reproduce itself failed: {type(exc).__name__}: {exc}"
+        remove_quietly(partial)
     return result
 
 
@@ -328,6 +339,8 @@ def _finish(rep: Reproduction, html_report: bool) -> None:
             if not page.is_file() and executed.is_file():
                 try:
                     _html(executed, page)
+                except OutputError as exc:
+                    rep.output_errors.append(str(exc))
                 except OSError as exc:
                     rep.output_errors.append(str(OutputError.from_oserror(exc, page)))
     writes = [
