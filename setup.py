@@ -20,6 +20,7 @@ RESOURCES = [
     ("notebooks", ["[0-9][0-9]-*.ipynb", "sanitize.cfg", "conftest.py"]),
     ("data/published", ["*.csv", "README.md"]),
     ("data/seeds", ["*.txt", "README.md"]),
+    ("data/reproduction", ["summary.csv", "summary.txt"]),
     ("data/results", ["*/*.csv", "*/*.json"]),
 ]
 

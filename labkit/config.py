@@ -35,6 +35,7 @@ RESOURCES = {
     "notebooks": "notebooks",
     "published": "data/published",
     "seeds": "data/seeds",
+    "reproduction": "data/reproduction",  # the summary of the last full run published
     "reference": "data",  # a data dir: results/<experiment>/ of the released runs
 }
 
@@ -65,7 +66,8 @@ def checkout() -> Path | None:
 
 
 def resource(name: str) -> Path:
-    """The folder of a shipped resource: "notebooks", "published", "seeds" or "reference".
+    """The folder of a shipped resource: "notebooks", "published", "seeds", "reproduction"
+    or "reference".
 
     In a clone, its own folder (``notebooks/``, ``data/published`` ...); in an
     installed labkit, the copy the build put under ``labkit/_resources/``

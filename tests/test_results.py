@@ -68,7 +68,8 @@ def test_merge_across_machines(tmp_path):
     assert sorted(set(merged["host"])) == ["hostA", "hostB"]
     assert set(merged["env_cpu_model"]) == {"Test CPU", "Other"}
     assert merged.groupby("run").size().tolist() == [len(df), len(df)]
-    assert results.load("nothing", tmp_path).empty
+    with pytest.warns(results.NoResultsWarning, match="no runs of 'nothing' in .*nothing"):
+        assert results.load("nothing", tmp_path).empty
 
 
 def test_interrupted_write_leaves_no_file(tmp_path):

@@ -213,7 +213,13 @@ def _html(nb_path: Path, dest: Path) -> None:
     log = logging.getLogger("labkit.report.html")
     log.setLevel(logging.ERROR)  # not "Alternative text is missing on 3 image(s)" per page
     try:
-        body, _ = HTMLExporter(template_name="lab", log=log).from_filename(str(nb_path))
+        import nbformat
+
+        nb = nbformat.read(nb_path, as_version=4)
+        # no stored widget state: a page would need the widgets' JavaScript from the network
+        # to show them, while each widget output also carries its static drawing (PNG)
+        nb.metadata.pop("widgets", None)
+        body, _ = HTMLExporter(template_name="lab", log=log).from_notebook_node(nb)
     except OSError:
         raise
     except Exception as exc:  # noqa: BLE001 - e.g. nbconvert's templates not installed
