@@ -17,7 +17,7 @@ def planned(estimate=True):
     est = {1: 2.0, 2: 3.0, 4: 30.0} if estimate else {}
     return [
         Planned("01-a.ipynb", False, [1], sections[:2], {1: 1.0}),
-        Planned("02-b.ipynb", True, [1, 2, 4], sections, est),
+        Planned("02-b.ipynb", True, [1, 2, 4], sections, est, 3.0 if estimate else 0.0, 1.0),
     ]
 
 
@@ -30,7 +30,7 @@ def test_plain_stream_gets_one_line_per_notebook_start_and_end():
     prog.notebook_done("02-b.ipynb", "ran", 36.2)
     prog.close()
     assert out.getvalue().splitlines() == [
-        "[2/2] 02-b.ipynb: 3 code cells, about 0:35 last time",
+        "[2/2] 02-b.ipynb: 3 code cells, about 0:39 last time",
         "[2/2] 02-b.ipynb: ran in 36.2 s",
     ]
 
@@ -69,8 +69,10 @@ def test_disabled_prints_nothing():
 
 
 def test_estimates_come_from_a_finished_run_in_the_same_mode():
-    state = {"status": "ran", "quick": True, "cell_seconds": {"1": 2.5, "4": 1}}
-    assert estimates_from_state(state, quick=True) == {1: 2.5, 4: 1.0}
-    assert estimates_from_state(state, quick=False) == {}
-    assert estimates_from_state({"status": "running", "quick": True}, quick=True) == {}
+    state = {"status": "ran", "quick": True, "cell_seconds": {"1": 2.5, "4": 1}, "seconds": 6}
+    state["html_seconds"] = 1.5
+    assert estimates_from_state(state, quick=True) == ({1: 2.5, 4: 1.0}, 2.5, 1.5)
+    assert estimates_from_state(state, quick=False) == ({}, 0.0, 0.0)
+    none = ({}, 0.0, 0.0)
+    assert estimates_from_state({"status": "running", "quick": True}, quick=True) == none
     assert format_seconds(65) == "1:05" and format_seconds(3723) == "1:02:03"

@@ -33,10 +33,11 @@ def first_code_line(source: Any) -> str:
 
 
 def _heading(source: str) -> str | None:
+    """The first markdown heading of a cell, as plain text (no #, backticks, asterisks)."""
     for line in source.splitlines():
         s = line.strip()
         if s.startswith("#"):
-            return s.lstrip("#").strip() or None
+            return s.lstrip("#").replace("`", "").replace("*", "").strip() or None
     return None
 
 

@@ -39,6 +39,8 @@ class Planned:
         code: source indices of its code cells.
         sections: the section of each source cell.
         estimate: last run's seconds per source cell index (empty: no estimate).
+        startup: last run's seconds outside its cells (kernel start, papermill).
+        html: last run's seconds making the HTML page.
     """
 
     name: str
@@ -46,6 +48,12 @@ class Planned:
     code: list[int]
     sections: list[str | None]
     estimate: dict[int, float]
+    startup: float = 0.0
+    html: float = 0.0
+
+    def total(self) -> float:
+        """The whole notebook's estimate."""
+        return sum(self.estimate.values()) + self.startup + self.html
 
 
 class Progress:
@@ -89,8 +97,9 @@ class Progress:
             if p is self.current:
                 seen_current = True
                 left += sum(v for k, v in p.estimate.items() if k not in self.done_cells)
+                left += p.html + (p.startup if self.cell is None else 0.0)
             elif seen_current and p.name not in self._finished:
-                left += sum(p.estimate.values())
+                left += p.total()
         return left
 
     def _eta(self) -> str:
@@ -115,7 +124,7 @@ class Progress:
             self.nb_t0 = time.monotonic()
             self._cell_t0 = self.nb_t0
         if self.enabled and not self.tty:
-            est = sum(self.current.estimate.values())
+            est = self.current.total()
             about = f", about {format_seconds(est)} last time" if est else ""
             self._print(
                 f"[{self.position}/{len(self.planned)}] {name}: "
@@ -139,6 +148,7 @@ class Progress:
             if self.current is not None:
                 rest = [k for k in self.current.estimate if k not in self.done_cells]
                 self.done_estimate += sum(self.current.estimate[k] for k in rest)
+                self.done_estimate += self.current.startup + self.current.html
             self._finished.add(name)
             self.current, self.cell = None, None
         if self.enabled and not self.tty:
@@ -195,15 +205,21 @@ class Progress:
             print(text, file=self.stream, flush=True)
 
 
-def estimates_from_state(state: dict[str, Any], quick: bool) -> dict[int, float]:
-    """The per-cell seconds of a notebook's last finished run in the same mode ({} if none)."""
+def estimates_from_state(
+    state: dict[str, Any], quick: bool
+) -> tuple[dict[int, float], float, float]:
+    """(seconds per cell, seconds outside the cells, seconds of the HTML page) of a notebook's
+    last finished run in the same mode; ({}, 0.0, 0.0) if there is none."""
+    none: tuple[dict[int, float], float, float] = ({}, 0.0, 0.0)
     if state.get("status") not in ("ran", "failed") or bool(state.get("quick")) != bool(quick):
-        return {}
+        return none
     cells = state.get("cell_seconds") or {}
     try:
-        return {int(k): float(v) for k, v in cells.items()}
+        per_cell = {int(k): float(v) for k, v in cells.items()}
+        seconds, html = float(state.get("seconds", 0.0)), float(state.get("html_seconds", 0.0))
     except (AttributeError, TypeError, ValueError):
-        return {}
+        return none
+    return per_cell, max(0.0, seconds - sum(per_cell.values())), max(0.0, html)
 
 
 __all__ = ["Planned", "Progress", "estimates_from_state", "format_seconds"]

@@ -291,8 +291,10 @@ def _run_one(
             result.kernel_log = cells.kernel_log_tail
         if partial.is_file():
             os.replace(partial, dest)
+        t_html = time.perf_counter()
         if opts["html"] and dest.is_file():
             _html(dest, out / "html" / f"{nb.stem}.html")
+        t_html = time.perf_counter() - t_html
         result.finished, result.code = now_iso(), code_version()
         write_state(
             out,
@@ -302,6 +304,7 @@ def _run_one(
                 "hash": item.digest,
                 "quick": quick,
                 "seconds": result.seconds,
+                "html_seconds": t_html,
                 "started": started["started"],
                 "finished": result.finished,
                 "code": result.code,
@@ -409,7 +412,7 @@ def run(
             i.run and i.error is None,
             i.plan.code if i.plan else [],
             i.plan.sections if i.plan else [],
-            estimates_from_state(i.state, quick),
+            *estimates_from_state(i.state, quick),
         )
         for i in items
     ]
