@@ -12,6 +12,7 @@ dies, its last lines are quoted in the failure.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -139,8 +140,29 @@ def _kernel_manager_class(log_path: Path) -> type:
             log = getattr(self, "_labkit_log", None)
             if log is not None:
                 log.close()
+            _RUNNING.append(self)
 
     return QuietKernelManager
+
+
+#: Kernel managers whose kernel this process started and has not seen end.
+_RUNNING: list[Any] = []
+
+
+def kill_kernels() -> None:
+    """SIGKILL every kernel (process group) this process started: used on Ctrl-C, so that
+    nothing can keep waiting for a cell that will never finish."""
+    for km in list(_RUNNING):
+        prov = getattr(km, "provisioner", None)
+        proc = getattr(prov, "process", None)
+        pgid = getattr(prov, "pgid", None)
+        try:
+            if pgid and pgid != os.getpgid(0):
+                os.killpg(pgid, signal.SIGKILL)
+            elif proc is not None:
+                proc.kill()
+        except (OSError, ProcessLookupError):
+            pass
 
 
 def _log_tail(path: Path, lines: int = 6) -> str:
@@ -222,6 +244,7 @@ def execute(
 
     kernel_log.parent.mkdir(parents=True, exist_ok=True)
     kernel_log.write_bytes(b"")
+    running_before = len(_RUNNING)
     try:
         papermill.execute_notebook(
             str(nb_path),
@@ -270,6 +293,8 @@ def execute(
         if "died" in str(exc).lower():
             rep.kernel_died = True
             rep.kernel_log_tail = _log_tail(kernel_log)
+    finally:
+        del _RUNNING[running_before:]
     return rep
 
 
@@ -305,4 +330,11 @@ def remove_quietly(path: Path) -> None:
         pass
 
 
-__all__ = ["CellReport", "NotebookPlan", "execute", "first_code_line", "remove_quietly"]
+__all__ = [
+    "CellReport",
+    "NotebookPlan",
+    "execute",
+    "first_code_line",
+    "kill_kernels",
+    "remove_quietly",
+]

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -43,7 +45,7 @@ import pandas as pd
 
 from labkit import config
 from labkit.report import summary as report
-from labkit.report.notebook_exec import NotebookPlan, execute, remove_quietly
+from labkit.report.notebook_exec import NotebookPlan, execute, kill_kernels, remove_quietly
 from labkit.report.progress import Planned, Progress, estimates_from_state
 from labkit.report.run_state import (
     NotebookError,
@@ -226,6 +228,30 @@ def _html(nb_path: Path, dest: Path) -> None:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise OutputError(dest, f"nbconvert failed: {type(exc).__name__}: {first}") from None
     report.atomic_write_text(dest, body)
+
+
+class _SigintStops:
+    """While a reproduction runs: Ctrl-C kills the running kernel, then raises
+    KeyboardInterrupt, so the run stops at once whatever the kernel or papermill was doing
+    (the notebook is then marked interrupted; what completed is kept)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._old: Any = None
+
+    def __enter__(self) -> _SigintStops:
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        kill_kernels()
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
 
 
 @dataclass
@@ -418,7 +444,9 @@ def run(
     ]
     prog = Progress(planned, enabled=progress)
     opts = {"timeout": timeout, "html": html_report}
+    sigint = _SigintStops()
     try:
+        sigint.__enter__()
         for item in items:
             name = item.nb.name
             if rep.interrupted is not None:
@@ -441,11 +469,14 @@ def run(
             else:
                 prog.notebook_start(name)
                 result = _run_one(item, out_path, params, nb_dir.resolve(), prog, opts)
+                if sigint.seen and result.status != "interrupted":  # e.g. seen as a dead kernel
+                    result.status, result.error, result.kernel_log = "interrupted", "SIGINT", ""
                 prog.notebook_done(name, result.status, result.seconds)
                 rep.runs.append(result)
                 if result.status == "interrupted":
                     rep.interrupted = result
     finally:
+        sigint.__exit__()
         prog.close()
     rep.seconds = time.perf_counter() - start
     rep.finished = now_iso()

@@ -56,7 +56,11 @@ def print_reproduction(rep: Reproduction, stream: Any = None) -> None:
 def _interrupted_line(rep: Reproduction) -> str:
     r = rep.interrupted
     assert r is not None
-    where = f" at cell {r.cell}" + (f" (`{r.source}`)" if r.source else "") if r.cell else ""
+    where = (
+        f" at cell {r.cell}" + (f" (`{r.source}`)" if r.source else "")
+        if r.cell is not None
+        else ""
+    )
     kept = sum(1 for x in rep.runs if x.status in ("ran", "up to date"))
     return (
         f"labkit reproduce: interrupted in {r.name}{where}; {kept} completed notebook(s) kept "
