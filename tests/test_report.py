@@ -283,3 +283,24 @@ def test_verdict_refuses_bad_intervals():
         verdict(1.0, 2.0, 1.0)
     with pytest.raises(ValueError):
         verdict(1.0, float("nan"), 2.0)
+
+
+def test_savefig_on_a_full_disk_leaves_no_half_file(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
+    real = fig.savefig
+
+    def full_disk(path, **kwargs):
+        Path(path).write_bytes(b"\x89PNG half")  # what a write cut short leaves
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(fig, "savefig", full_disk)
+    with pytest.raises(OSError):
+        report.savefig(fig, "line")
+    assert list((tmp_path / "figures").iterdir()) == []
+    monkeypatch.setattr(fig, "savefig", real)
+    plt.close(fig)
