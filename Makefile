@@ -6,6 +6,13 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# what an editable install compiles or reads: reinstall only when one of these changes
+BUILD_INPUTS := pyproject.toml setup.py labkit/_build.py \
+	$(wildcard labkit/csrc/*.h labkit/csrc/*/*.c labkit/csrc/*/*.h labkit/csrc/*/*.cdef)
+# setuptools' note on every editable install ("be careful with folders in your working
+# directory with the same name as your package"): labkit's clone root handles that case
+# (see README, Installing), so the note is silenced here.
+QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q
 
 .PHONY: reproduce test install install-test clean
 
@@ -13,11 +20,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-install: $(BIN)/python
-	$(BIN)/pip install -q -e .
+$(VENV)/.installed: $(BIN)/python $(BUILD_INPUTS)
+	$(QUIET_PIP) -e .
+	touch $@
 
-install-test: $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
+$(VENV)/.installed-test: $(BIN)/python $(BUILD_INPUTS)
+	$(QUIET_PIP) -e '.[test]'
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
 
 reproduce: install
 	$(BIN)/labkit reproduce $(if $(QUICK),--quick,)
@@ -26,4 +39,4 @@ test: install-test
 	$(BIN)/python -m pytest
 
 clean:
-	rm -rf build labkit/_labkit*.so labkit/_labkit.c *.egg-info
+	rm -rf build labkit/_labkit*.so labkit/_labkit.c *.egg-info $(VENV)/.installed $(VENV)/.installed-test

@@ -1,6 +1,6 @@
-"""The ``labkit`` command line.
+"""The labkit command line.
 
-Subcommands register themselves in ``COMMANDS``: a name, a one-line help, a
+Subcommands register themselves in COMMANDS: a name, a one-line help, a
 function that adds its arguments to a parser, and the function that runs it.
 """
 
@@ -183,15 +183,64 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _reproduce_args(parser: argparse.ArgumentParser) -> None:
-    from labkit.report import reproduce
+    from labkit.report import reproduce_cli
 
-    reproduce.add_arguments(parser)
+    reproduce_cli.add_arguments(parser)
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from labkit.report import reproduce
+    from labkit.report import reproduce_cli
 
-    return reproduce.from_args(args)
+    return reproduce_cli.from_args(args)
+
+
+def _notebooks_args(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Copy the notebooks labkit ships (00 index to 04 live kernel) into DIR, where "
+        "JupyterLab can open and edit them: jupyter lab DIR."
+    )
+    parser.add_argument(
+        "dir", nargs="?", default="labkit-notebooks", metavar="DIR", help="(default: %(default)s)"
+    )
+    parser.add_argument("--force", action="store_true", help="overwrite notebooks already in DIR")
+
+
+def _notebooks(args: argparse.Namespace) -> int:
+    """Copy the shipped notebooks into a folder of the user's."""
+    import shutil
+    from pathlib import Path
+
+    from labkit.report.reproduce import find_notebooks, notebooks_dir
+
+    src = notebooks_dir()
+    nbs = find_notebooks(src)
+    if not nbs:
+        print(f"labkit notebooks: no notebooks in {src}", file=sys.stderr)
+        return 2
+    dest = Path(args.dir)
+    if dest.exists() and not dest.is_dir():
+        print(f"labkit notebooks: {dest} exists and is not a directory", file=sys.stderr)
+        return 2
+    there = [p.name for p in nbs if (dest / p.name).exists()]
+    if there and not args.force:
+        print(
+            f"labkit notebooks: {dest} already has {', '.join(there)}; "
+            "--force overwrites them (your edits would be lost)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        for p in nbs:
+            shutil.copyfile(p, dest / p.name)
+    except OSError as exc:
+        print(
+            f"labkit notebooks: cannot write {exc.filename or dest}: {exc.strerror}",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"copied {len(nbs)} notebooks to {dest}: open them with  jupyter lab {dest}")
+    return 0
 
 
 COMMANDS: list[Command] = [
@@ -208,15 +257,45 @@ COMMANDS: list[Command] = [
         _reproduce_args,
         _reproduce,
     ),
+    Command(
+        "notebooks",
+        "copy the notebooks into a folder to open them in JupyterLab",
+        _notebooks_args,
+        _notebooks,
+    ),
 ]
+
+DESCRIPTION = (
+    "labkit: the Linux kernel's iov_iter rebuilt in user space over real memory, "
+    "to reproduce and explain three published kernel performance results."
+)
+EPILOG = "Run 'labkit COMMAND --help' for the options of a command."
+
+
+def version() -> str:
+    """labkit's version (of the package this command runs)."""
+    import labkit
+
+    return labkit.__version__
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``labkit`` command."""
-    parser = argparse.ArgumentParser(prog="labkit", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="labkit",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=lambda prog: argparse.HelpFormatter(prog, max_help_position=30),
+    )
+    parser.add_argument("--version", action="version", version=f"labkit {version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for cmd in COMMANDS:
-        p = sub.add_parser(cmd.name, help=cmd.help)
+        p = sub.add_parser(
+            cmd.name,
+            help=cmd.help,
+            description=cmd.help[0].upper() + cmd.help[1:] + ".",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         cmd.add_arguments(p)
         p.set_defaults(_run=cmd.run)
     args = parser.parse_args(argv)
@@ -225,6 +304,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `labkit info | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback
+        print(f"labkit {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

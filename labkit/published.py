@@ -33,8 +33,8 @@ GIB_PAGES = (1 << 30) // 4096 - 1  #: pages skipped to reach the last page of 1 
 
 
 def published_dir() -> Path:
-    """``data/published`` of the checkout (it is not under ``LABKIT_DATA``, which holds results)."""
-    return config.repo_root() / "data" / "published"
+    """``data/published`` of the checkout, or its copy in an installed labkit (not LABKIT_DATA)."""
+    return config.resource("published")
 
 
 def _results() -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 
 from labkit import cli
 from labkit.measure import results
@@ -60,3 +61,45 @@ def test_demo_lists_all_seven_iterator_types(capsys):
     out = capsys.readouterr().out
     for kind in ("UBUF", "IOVEC", "KVEC", "BVEC", "DISCARD", "XARRAY", "FOLIOQ"):
         assert f"  {kind:<7} -> 5000: IovIter({kind}, ITER_DEST, count=3192" in out, kind
+
+
+def test_version(capsys):
+    import labkit
+
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"labkit {labkit.__version__}"
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["reproduce", "--help"], ["notebooks", "--help"]])
+def test_help_is_plain_text_with_a_description(argv, capsys):
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+    text = capsys.readouterr().out
+    assert "``" not in text and ":func:" not in text and ":mod:" not in text
+    usage, _, rest = text.partition("\n\n")
+    assert usage.startswith("usage: labkit")
+    assert not rest.startswith(("positional", "options")), "no description"
+    if argv[0] == "reproduce":
+        assert "exit status:" in text and "130 interrupted" in text
+
+
+def test_notebooks_copies_and_refuses_to_overwrite(tmp_path, capsys):
+    from labkit.report.reproduce import find_notebooks, notebooks_dir
+
+    dest = tmp_path / "mine"
+    assert cli.main(["notebooks", str(dest)]) == 0
+    names = sorted(p.name for p in dest.iterdir())
+    assert names == [p.name for p in find_notebooks(notebooks_dir())]
+    assert f"jupyter lab {dest}" in capsys.readouterr().out
+    (dest / names[0]).write_text("my edits")
+    assert cli.main(["notebooks", str(dest)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (dest / names[0]).read_text() == "my edits"
+    assert cli.main(["notebooks", str(dest), "--force"]) == 0
+    assert (dest / names[0]).read_text() != "my edits"
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert cli.main(["notebooks", str(afile)]) == 2
+    assert "not a directory" in capsys.readouterr().err

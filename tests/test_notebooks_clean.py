@@ -73,3 +73,15 @@ def test_the_checks_would_catch_a_dirty_notebook(tmp_path):
     assert ABSOLUTE.search(text)
     assert not all(c.execution_count for c in nb.cells)
     assert "parameters" not in nb.cells[0].metadata.get("tags", [])
+
+
+def test_no_stored_widget_state(nb_path):
+    """Widget outputs carry a static drawing; their state is not stored (it would only bloat
+    the file, and an HTML page would try to fetch the widgets' JavaScript to show it)."""
+    nb = nbformat.read(nb_path, as_version=4)
+    assert "widgets" not in nb.metadata, f"{nb_path.name}: strip metadata.widgets before storing"
+    for cell in code_cells(nb):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if "application/vnd.jupyter.widget-view+json" in data:
+                assert "image/png" in data and "text/plain" in data, nb_path.name

@@ -16,7 +16,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from labkit import report  # noqa: E402
-from labkit.report import reproduce  # noqa: E402
+from labkit.report import index_page, reproduce, reproduce_cli  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +98,9 @@ def test_out_dir_follows_labkit_out(tmp_path, monkeypatch):
     assert (tmp_path / "o" / "summary").is_dir()
     assert len(report.summary_table()) == 1
     monkeypatch.delenv("LABKIT_OUT")
-    assert report.out_dir().parts[-2:] == ("data", "results")
+    monkeypatch.delenv("LABKIT_DATA", raising=False)
+    # a notebook run on its own records into the user's results folder, never into data/
+    assert report.out_dir().parts[-2:] == ("labkit-results", "results")
 
 
 def test_record_rejects_bad_input(tmp_path):
@@ -196,7 +198,9 @@ def test_print_reproduction_with_fake_rows(tmp_path, capsys):
         seconds=12.5,
         runs=[
             reproduce.NotebookRun("01-a.ipynb", "ran", 3.0, "h1"),
-            reproduce.NotebookRun("02-b.ipynb", "skipped", 4.0, "h2"),
+            reproduce.NotebookRun(
+                "02-b.ipynb", "up to date", 4.0, "h2", finished="2026-01-02T03:04:05+00:00"
+            ),
             reproduce.NotebookRun(
                 "03-c.ipynb",
                 "failed",
@@ -211,25 +215,38 @@ def test_print_reproduction_with_fake_rows(tmp_path, capsys):
     )
     rep.summary = report.summary_table(tmp_path)
     out = io.StringIO()
-    reproduce.print_reproduction(rep, out)
+    reproduce_cli.print_reproduction(rep, out)
     text = out.getvalue()
     assert "quick mode" in text and "3 notebooks" in text
-    assert "skipped  02-b.ipynb" in text and "--force" in text
+    assert "up to date   02-b.ipynb" in text and "produced 2026-01-02 03:04" in text
+    assert "--force" in text
     assert "R1" in text and "755 x" in text and "verdict" in text
     err = capsys.readouterr().err
     assert "FAILED 03-c.ipynb: cell 5 (In [4]): `x = f(1)`: ValueError: bad" in err
     assert not rep.ok and [r.name for r in rep.failed] == ["03-c.ipynb"]
+    assert rep.exit_status == 1
 
 
 def test_index_html_lists_rows_notebooks_and_figures(tmp_path):
     fake_rows(tmp_path)
     (tmp_path / "figures").mkdir()
     (tmp_path / "figures" / "r1-cost.png").write_bytes(b"\x89PNG")
+    (tmp_path / "figures" / "r1-cost.svg").write_text("<svg/>")
     rep = reproduce.Reproduction(
-        out=tmp_path, quick=False, runs=[reproduce.NotebookRun("02-fixed.ipynb", "ran", 3.0, "h")]
+        out=tmp_path,
+        quick=False,
+        runs=[
+            reproduce.NotebookRun(
+                "02-fixed.ipynb", "ran", 3.0, "h", finished="2026-01-02T03:04:05+00:00"
+            )
+        ],
+        finished="2026-01-02T03:04:06+00:00",
     )
     rep.summary = report.summary_table(tmp_path)
-    page = reproduce._index_html(rep)
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / "02-fixed.html").write_text("<html></html>")
+    page = index_page.index_html(rep)
+    assert "produced on 2026-01-02 03:04 UTC" in page
     assert "full mode" in page and "html/02-fixed.html" in page
     assert "<table" in page and "walk-2019 at the tail" in page and "1.04" in page
     assert "figures/r1-cost.png" in page and "figures/r1-cost.svg" in page
@@ -244,7 +261,15 @@ def test_savefig_only_with_labkit_out(tmp_path, monkeypatch):
     assert [p.name for p in paths] == ["line.png", "line.svg"]
     assert paths[0].read_bytes().startswith(b"\x89PNG")
     assert "<svg" in paths[1].read_text()
-    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == ["line.png", "line.svg"]
+    assert sorted(p.name for p in (tmp_path / "figures").iterdir()) == [
+        "line.json",
+        "line.png",
+        "line.svg",
+    ]
+    sidecar = json.loads((tmp_path / "figures" / "line.json").read_text())
+    assert sidecar["caption"] == "" and sidecar["axes"][0]["legend"] == []
+    report.savefig(fig, "line", caption="a line, ours only")
+    assert "ours only" in (tmp_path / "figures" / "line.json").read_text()
     with pytest.raises(ValueError):
         report.savefig(fig, "../escape")
     plt.close(fig)

@@ -83,7 +83,11 @@ def test_runs_numbered_notebooks_in_order_and_writes_outputs(first_run):
         )
     first = nbformat.read(out / "notebooks" / "01-good.ipynb", as_version=4)
     assert "quick True" in first.cells[3].outputs[0]["text"]
-    assert {p.name for p in (out / "figures").iterdir()} == {"t1-line.png", "t1-line.svg"}
+    assert {p.name for p in (out / "figures").iterdir()} == {
+        "t1-line.png",
+        "t1-line.svg",
+        "t1-line.json",
+    }
     index = (out / "index.html").read_text()
     assert "html/01-good.html" in index and "T2" in index and "t1-line.png" in index
 
@@ -108,7 +112,7 @@ def test_summary_table_gathers_the_notebooks_rows(first_run):
 def test_second_run_skips_and_force_reruns(first_run, nbset, capsys):
     out, _ = first_run
     again = reproduce.run(quick=True, out=out, notebooks=nbset, progress=False)
-    assert [r.status for r in again.runs] == ["skipped", "skipped"]
+    assert [r.status for r in again.runs] == ["up to date", "up to date"]
     assert list(again.summary["result"]) == ["T1", "T2"]
     # full mode is different parameters: not the same run
     assert reproduce.run_hash(nbset / "01-good.ipynb", {"QUICK": True}) != reproduce.run_hash(
@@ -142,7 +146,7 @@ def test_changed_notebook_is_rerun_alone(tmp_path):
     reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, html_report=False)
     make_notebook(nbs / "02-b.ipynb", "y = 3")
     rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, html_report=False)
-    assert [r.status for r in rep.runs] == ["skipped", "ran"]
+    assert [r.status for r in rep.runs] == ["up to date", "ran"]
 
 
 def test_failure_names_the_notebook_and_the_cell(tmp_path, capsys):
@@ -165,7 +169,7 @@ def test_failure_names_the_notebook_and_the_cell(tmp_path, capsys):
     assert "cell 3" in err
     # a failed notebook is rerun next time, the good one is not
     rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, html_report=False)
-    assert [r.status for r in rep.runs] == ["skipped", "failed"]
+    assert [r.status for r in rep.runs] == ["up to date", "failed"]
 
 
 def test_no_notebooks_is_a_clear_error(tmp_path, capsys):
@@ -209,3 +213,55 @@ def test_environment_is_restored(first_run, nbset):
     before = {k: os.environ.get(k) for k in ("LABKIT_OUT", "LABKIT_NOTEBOOK")}
     reproduce.run(quick=True, out=out, notebooks=nbset, progress=False)
     assert {k: os.environ.get(k) for k in before} == before
+
+
+def test_index_orders_figures_as_the_notebooks_and_links_their_sections(tmp_path):
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    plot = (
+        "import matplotlib.pyplot as plt\nfrom labkit import report\n"
+        "fig, ax = plt.subplots()\nax.plot([1, 2], label='{label}')\nax.legend()\n"
+        "ax.set_title('{title}')\nreport.savefig(fig, '{name}'{caption})"
+    )
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    p = nbformat.v4.new_code_cell(PARAMS)
+    p.metadata["tags"] = ["parameters"]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Figures in order"),
+        p,
+        nbformat.v4.new_markdown_cell("## 1. The zebra section"),
+        nbformat.v4.new_code_cell(
+            plot.format(label="published (2019)", title="Zebra", name="zz-first", caption="")
+        ),
+        nbformat.v4.new_markdown_cell("The zebra figure shows *stripes*."),
+        nbformat.v4.new_markdown_cell("## 2. The `aardvark` section"),
+        nbformat.v4.new_code_cell(
+            plot.format(
+                label="ours (model)",
+                title="Aardvark",
+                name="aa-second",
+                caption=", caption='Ours against the published figure.'",
+            )
+        ),
+    ]
+    nbformat.write(nb, nbs / "01-figs.ipynb")
+    out = tmp_path / "out"
+    rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False)
+    assert rep.ok, [r.error for r in rep.runs]
+    page = (out / "index.html").read_text()
+    first, second = page.index("figures/zz-first.png"), page.index("figures/aa-second.png")
+    assert first < second  # the notebook's order, not the alphabet
+    zebra = page[first:second]
+    assert "<strong>Zebra</strong>" in zebra and "<em>stripes</em>" in zebra
+    assert "Drawn: published (2019)." in zebra
+    assert "html/01-figs.html#1.-The-zebra-section" in zebra
+    aardvark = page[second:]
+    assert "Ours against the published figure." in aardvark and "ours (model)" in aardvark
+    assert "section “2. The aardvark section”" in aardvark
+    html_page = (out / "html" / "01-figs.html").read_text()
+    assert 'id="1.-The-zebra-section"' in html_page

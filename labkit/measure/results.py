@@ -2,8 +2,11 @@
 
 Layout::
 
-    data/results/<experiment>/<timestamp>-<host>.csv    one row per sample
-    data/results/<experiment>/<timestamp>-<host>.json   environment record
+    <data dir>/results/<experiment>/<timestamp>-<host>.csv    one row per sample
+    <data dir>/results/<experiment>/<timestamp>-<host>.json   environment record
+
+(the data dir is :func:`labkit.config.data_dir`: ``$LABKIT_DATA`` or a
+``labkit-results`` folder; labkit's own reference results are read too).
 
 Both files are written atomically (a temporary file in the same directory,
 flushed and fsynced, then ``os.replace``): an interrupted run leaves either
@@ -20,6 +23,7 @@ import json
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -152,10 +156,22 @@ def load_run(csv_path: Path | str) -> tuple[pd.DataFrame, dict[str, Any]]:
     return df, env
 
 
+def default_data_dirs() -> list[Path]:
+    """Where :func:`runs` looks by default: the user's data dir, then labkit's reference results."""
+    dirs = [config.data_dir(), config.reference_data_dir()]
+    return [d for k, d in enumerate(dirs) if d.resolve() not in {e.resolve() for e in dirs[:k]}]
+
+
 def runs(experiment: str, data_dir: Path | str | Sequence[Path | str] | None = None) -> list[Path]:
-    """The CSV files of ``experiment`` (in one data dir or several), sorted by name."""
+    """The CSV files of ``experiment`` (in one data dir or several), sorted by name.
+
+    By default (``data_dir=None``) the user's data dir (:func:`labkit.config.data_dir`)
+    and the reference results shipped with labkit (:func:`labkit.config.reference_data_dir`).
+    """
     dirs: Iterable[Path | str | None]
-    if data_dir is None or isinstance(data_dir, (str, Path)):
+    if data_dir is None:
+        dirs = default_data_dirs()
+    elif isinstance(data_dir, (str, Path)):
         dirs = [data_dir]
     else:
         dirs = list(data_dir)
@@ -165,6 +181,10 @@ def runs(experiment: str, data_dir: Path | str | Sequence[Path | str] | None = N
         if rdir.is_dir():
             found.extend(p for p in rdir.glob("*.csv") if not p.name.startswith("."))
     return sorted(found, key=lambda p: (p.name, str(p)))
+
+
+class NoResultsWarning(UserWarning):
+    """:func:`load` found no saved run of the experiment (it returns an empty frame)."""
 
 
 def load(
@@ -191,8 +211,25 @@ def load(
             df[f"env_{col}"] = value if not isinstance(value, (dict, list)) else json.dumps(value)
         frames.append(df)
     if not frames:
+        searched = default_data_dirs() if data_dir is None else data_dir
+        if isinstance(searched, (str, Path)):
+            searched = [searched]
+        where = ", ".join(str(results_dir(experiment, d)) for d in searched)
+        warnings.warn(
+            f"results.load: no runs of {experiment!r} in {where}", NoResultsWarning, stacklevel=2
+        )
         return pd.DataFrame()
     return pd.concat(frames, ignore_index=True)
 
 
-__all__ = ["ENV_COLUMNS", "atomic_write", "load", "load_run", "results_dir", "runs", "save"]
+__all__ = [
+    "ENV_COLUMNS",
+    "NoResultsWarning",
+    "atomic_write",
+    "default_data_dirs",
+    "load",
+    "load_run",
+    "results_dir",
+    "runs",
+    "save",
+]

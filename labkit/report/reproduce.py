@@ -1,53 +1,73 @@
 """``labkit reproduce``: run every notebook headless and gather what they produce.
 
-For each ``notebooks/[0-9][0-9]-*.ipynb`` in order, :func:`run` executes the
-notebook with papermill (the ``QUICK`` parameter injected, the notebooks
-directory as working directory, ``LABKIT_OUT`` pointing at the output
-directory so that :mod:`labkit.report` rows and figures land there) and then
-writes, under the output directory:
+For each ``NN-*.ipynb`` of the notebooks folder, in order, :func:`run`
+executes the notebook with papermill (the ``QUICK`` parameter injected, the
+notebooks folder as working directory, ``LABKIT_OUT`` and ``LABKIT_DATA``
+pointing at the output folder so that summary rows, figures and result tables
+land there and nowhere else) and writes, under the output folder:
 
 ============================  =================================================
+``index.html``                the report: which run produced the results, the
+                              summary table, the notebooks, the figures
 ``notebooks/NN-*.ipynb``      the executed notebooks, with their outputs
 ``html/NN-*.html``            each executed notebook as HTML (nbconvert)
-``index.html``                the report: summary table, notebooks, figures
-``figures/*.png, *.svg``      the figures the notebooks saved
+``figures/*.png, .svg, .json`` the figures the notebooks saved (.json: caption)
 ``summary/*.json``            one row per headline quantity (labkit.report)
 ``summary.csv, summary.txt``  the summary table
-``results/<experiment>/``     copies of the result tables written in data/results
+``results/<experiment>/``     the result tables this reproduction measured
 ``.state/NN-*.json``          what was run, with which hash, how long it took
 ============================  =================================================
 
-A notebook is skipped when its executed copy exists and was produced from the
-same code and parameters: the hash covers the notebook's cells (sources, not
-outputs), every source file of the labkit package (Python and C) and the
-parameters.  ``force=True`` reruns everything.  A failing notebook does not
-stop the others; :func:`run` reports each failure with the notebook and the
-cell, and the command exits non-zero.
+A notebook is skipped ("up to date") when its last run here finished with
+the same code and parameters: the hash covers the notebook's cells (sources,
+not outputs), every source file of the labkit package (Python and C) and the
+parameters, and the executed copy must be the complete one that run wrote.
+``force=True`` reruns everything.  A failing notebook does not stop the
+others.  Every file is written through a temporary file and a rename; the
+state of a notebook is written last, so an interrupted, killed or full-disk
+run is resumed by running the same command again.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
-import html
-import json
+import logging
 import os
-import shutil
-import sys
+import signal
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from labkit.config import PACKAGE_DIR, data_dir, repo_root
+from labkit import config
 from labkit.report import summary as report
+from labkit.report.notebook_exec import NotebookPlan, execute, kill_kernels, remove_quietly
+from labkit.report.progress import Planned, Progress, estimates_from_state
+from labkit.report.run_state import (
+    NotebookError,
+    OutputError,
+    check_out,
+    code_version,
+    file_sha256,
+    load_state,
+    now_iso,
+    package_sources,
+    read_notebook,
+    run_hash,
+    up_to_date,
+    write_state,
+)
 
 NOTEBOOK_GLOB = "[0-9][0-9]-*.ipynb"
-SOURCE_SUFFIXES = (".py", ".c", ".h", ".cdef")
+
+#: Exit statuses of ``labkit reproduce``.
+EXIT_OK, EXIT_NOTEBOOK_FAILED, EXIT_USAGE, EXIT_OUTPUT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+#: Statuses of a notebook that did not complete.
+INCOMPLETE = ("failed", "output error", "interrupted")
 
 
 @dataclass
@@ -56,14 +76,22 @@ class NotebookRun:
 
     Attributes:
         name: file name ("01-iov-iter-tour.ipynb").
-        status: "ran", "skipped" (same hash as the last good run) or "failed".
-        seconds: execution time (of the run that produced the stored copy, if skipped).
+        status: "ran", "up to date" (skipped: same hash as its last complete run),
+            "failed" (a cell raised, the kernel died, the notebook is unreadable),
+            "output error" (an output could not be written), "interrupted" or
+            "not run" (after an interruption).
+        seconds: execution time (of the run that produced the stored copy, if up to date).
         hash: the code + parameters hash.
         cell: for a failure, the index of the failing cell in the source notebook
-            (0 is the first cell, markdown included).
+            (0 is the first cell, markdown included); if the kernel died or the run
+            was interrupted, the last cell that started.
         exec_count: for a failure, its execution count ("In [n]").
-        error: for a failure, "ExceptionName: message".
-        source: for a failure, the first line of the failing cell.
+        error: for a failure, "ExceptionName: message" (or the output error).
+        source: for a failure, the first line of code of that cell.
+        finished: when the run that produced the stored copy finished (ISO 8601).
+        code: the code version of that run (:func:`labkit.report.run_state.code_version`).
+        reason: why it was rerun, or "up to date".
+        kernel_log: the kernel's last lines, when it died.
     """
 
     name: str
@@ -74,14 +102,28 @@ class NotebookRun:
     exec_count: int | None = None
     error: str | None = None
     source: str | None = None
+    finished: str | None = None
+    code: dict[str, Any] | None = None
+    reason: str = ""
+    kernel_log: str = ""
 
     def describe_failure(self) -> str:
-        """One line naming the notebook and the cell, for a failed run."""
-        where = f"cell {self.cell}" if self.cell is not None else "before any cell ran"
+        """One line naming the notebook, the cell and the cause."""
+        if self.status == "output error":
+            return f"{self.name}: {self.error}"
+        if self.cell is None:
+            where = "before any cell started"
+        elif self.status == "interrupted" or (self.error or "").startswith("the kernel died"):
+            where = f"during cell {self.cell}"
+        else:
+            where = f"cell {self.cell}"
         if self.exec_count is not None:
             where += f" (In [{self.exec_count}])"
         src = f": `{self.source}`" if self.source else ""
-        return f"{self.name}: {where}{src}: {self.error}"
+        text = f"{self.name}: {where}{src}: {self.error}"
+        if self.kernel_log:
+            text += " | kernel's last words: " + " / ".join(self.kernel_log.splitlines()[-3:])
+        return text
 
 
 @dataclass
@@ -93,71 +135,48 @@ class Reproduction:
     runs: list[NotebookRun] = field(default_factory=list)
     summary: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=report.COLUMNS))
     seconds: float = 0.0
+    finished: str | None = None
+    interrupted: NotebookRun | None = None
+    output_errors: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[NotebookRun]:
-        """The notebooks that failed."""
-        return [r for r in self.runs if r.status == "failed"]
+        """The notebooks that did not complete (failed, output error, interrupted)."""
+        return [r for r in self.runs if r.status in INCOMPLETE]
 
     @property
     def ok(self) -> bool:
-        """True when no notebook failed."""
-        return not self.failed
+        """True when every notebook completed and every output was written."""
+        return not self.failed and not self.output_errors and self.interrupted is None
+
+    @property
+    def exit_status(self) -> int:
+        """130 interrupted, 3 an output could not be written, 1 a notebook failed, else 0."""
+        if self.interrupted is not None:
+            return EXIT_INTERRUPTED
+        if self.output_errors or any(r.status == "output error" for r in self.runs):
+            return EXIT_OUTPUT_ERROR
+        return EXIT_NOTEBOOK_FAILED if self.failed else EXIT_OK
 
 
 def notebooks_dir() -> Path:
-    """Where the notebooks are: ``$LABKIT_NOTEBOOKS`` or ``notebooks/`` of the checkout."""
+    """Where the notebooks are: ``$LABKIT_NOTEBOOKS``, else the clone's ``notebooks/``, else
+    the copy an installed labkit carries."""
     env = os.environ.get("LABKIT_NOTEBOOKS")
-    return Path(env) if env else repo_root() / "notebooks"
+    return Path(env) if env else config.resource("notebooks")
 
 
 def default_out(quick: bool) -> Path:
-    """``reproduction/quick`` or ``reproduction/full`` in the checkout."""
-    return repo_root() / "reproduction" / ("quick" if quick else "full")
+    """``reproduction/quick`` or ``/full`` in the clone (ignored by git); for an installed
+    labkit, ``reproduction/<mode>`` under the data dir (``./labkit-results`` or LABKIT_DATA)."""
+    mode = "quick" if quick else "full"
+    root = config.checkout()
+    return (root if root is not None else config.data_dir()) / "reproduction" / mode
 
 
 def find_notebooks(folder: str | os.PathLike[str]) -> list[Path]:
     """The numbered notebooks (``NN-*.ipynb``) of ``folder``, in order."""
     return sorted(Path(folder).glob(NOTEBOOK_GLOB))
-
-
-def _notebook_sources(path: Path) -> bytes:
-    """The cells of a notebook (type and source), without outputs or execution counts."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    cells = []
-    for cell in nb.get("cells", []):
-        src = cell.get("source", "")
-        cells.append(
-            [
-                cell.get("cell_type"),
-                "".join(src) if isinstance(src, list) else src,
-                sorted(cell.get("metadata", {}).get("tags", [])),
-            ]
-        )
-    return json.dumps(cells, sort_keys=True).encode()
-
-
-def package_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
-    """Every source file of the labkit package (Python and C), sorted."""
-    return sorted(
-        p
-        for p in package_dir.rglob("*")
-        if p.suffix in SOURCE_SUFFIXES
-        and p.is_file()
-        and "__pycache__" not in p.parts
-        and p.name != "_labkit.c"
-    )
-
-
-def run_hash(notebook: Path, params: dict[str, Any], package_dir: Path = PACKAGE_DIR) -> str:
-    """sha256 of the notebook's cells, the package's sources and the parameters."""
-    h = hashlib.sha256()
-    h.update(b"notebook\0" + _notebook_sources(notebook))
-    for src in package_sources(package_dir):
-        h.update(b"\0file\0" + str(src.relative_to(package_dir)).encode() + b"\0")
-        h.update(src.read_bytes())
-    h.update(b"\0params\0" + json.dumps(params, sort_keys=True).encode())
-    return h.hexdigest()
 
 
 @contextmanager
@@ -174,161 +193,204 @@ def _environ(values: dict[str, str]) -> Iterator[None]:
                 os.environ[k] = v
 
 
-def _state_path(out: Path, nb: Path) -> Path:
-    return out / ".state" / f"{nb.stem}.json"
-
-
-def _load_state(out: Path, nb: Path) -> dict[str, Any]:
-    try:
-        return json.loads(_state_path(out, nb).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-
-
-def _first_line(source: Any) -> str:
-    text = "".join(source) if isinstance(source, list) else str(source or "")
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:120]
-    return ""
-
-
-def _execute(
-    nb: Path, dest: Path, params: dict[str, Any], cwd: Path, timeout: float | None
-) -> NotebookRun:
-    """Run one notebook with papermill; a failure is returned, not raised."""
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
-    start = time.perf_counter()
-    run = NotebookRun(nb.name, "ran", 0.0, "")
-    try:
-        papermill.execute_notebook(
-            str(nb),
-            str(dest),
-            parameters=params,
-            cwd=str(cwd),
-            progress_bar=False,
-            log_output=False,
-            kernel_name="python3",
-            execution_timeout=timeout,
-        )
-    except PapermillExecutionError as exc:
-        run.status = "failed"
-        run.exec_count = exc.exec_count
-        run.error = f"{exc.ename}: {exc.evalue}"
-        run.source = _first_line(exc.source)
-        cell = _failing_cell(dest)
-        if cell is not None:
-            run.cell = cell[0]
-    except Exception as exc:  # kernel died, bad notebook, missing parameters cell ...
-        run.status = "failed"
-        run.error = f"{type(exc).__name__}: {exc}"
-        cell = _failing_cell(dest)
-        if cell is not None:
-            run.cell, run.exec_count, run.source = cell
-    run.seconds = time.perf_counter() - start
-    return run
-
-
-_ADDED_BY_PAPERMILL = {"injected-parameters", "papermill-error-cell-tag"}
-
-
-def _failing_cell(path: Path) -> tuple[int, int | None, str] | None:
-    """The first cell with an error output in a (partly) executed notebook, if any.
-
-    Returns (index of the cell in the source notebook, its execution count, its
-    first line): cells papermill added (injected parameters, error banner) are
-    not counted, so the index is the one the reader sees in ``notebooks/``.
-    """
-    try:
-        nb = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    k = 0
-    for cell in nb.get("cells", []):
-        if _ADDED_BY_PAPERMILL & set(cell.get("metadata", {}).get("tags", [])):
-            continue
-        for out in cell.get("outputs", []) or []:
-            if out.get("output_type") == "error":
-                return k, cell.get("execution_count"), _first_line(cell.get("source"))
-        k += 1
-    return None
+def _kernel_env(out: Path, quick: bool, name: str) -> dict[str, str]:
+    env = {
+        "LABKIT_OUT": str(out),
+        "LABKIT_DATA": str(out),
+        "LABKIT_QUICK": "1" if quick else "0",
+        "LABKIT_NOTEBOOK": name,
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    }
+    root = config.checkout()
+    if root is not None:  # the kernel imports the same labkit as this command
+        path = os.environ.get("PYTHONPATH", "")
+        env["PYTHONPATH"] = str(root) + (os.pathsep + path if path else "")
+    return env
 
 
 def _html(nb_path: Path, dest: Path) -> None:
+    """Write the HTML page of an executed notebook (OSError, or OutputError naming ``dest``)."""
     from nbconvert import HTMLExporter
 
-    body, _ = HTMLExporter(template_name="lab").from_filename(str(nb_path))
+    log = logging.getLogger("labkit.report.html")
+    log.setLevel(logging.ERROR)  # not "Alternative text is missing on 3 image(s)" per page
+    try:
+        import nbformat
+
+        nb = nbformat.read(nb_path, as_version=4)
+        # no stored widget state: a page would need the widgets' JavaScript from the network
+        # to show them, while each widget output also carries its static drawing (PNG)
+        nb.metadata.pop("widgets", None)
+        body, _ = HTMLExporter(template_name="lab", log=log).from_notebook_node(nb)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - e.g. nbconvert's templates not installed
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise OutputError(dest, f"nbconvert failed: {type(exc).__name__}: {first}") from None
     report.atomic_write_text(dest, body)
 
 
-def _copy_results(out: Path) -> list[str]:
-    """Copy the result tables of data/results (not the summary) into ``out/results``."""
-    src = data_dir() / "results"
-    copied = []
-    if not src.is_dir() or src.resolve() == (out / "results").resolve():
-        return copied
-    for exp in sorted(p for p in src.iterdir() if p.is_dir() and p.name != "summary"):
-        shutil.copytree(exp, out / "results" / exp.name, dirs_exist_ok=True)
-        copied.append(exp.name)
-    return copied
+class _SigintStops:
+    """While a reproduction runs: Ctrl-C kills the running kernel, then raises
+    KeyboardInterrupt, so the run stops at once whatever the kernel or papermill was doing
+    (the notebook is then marked interrupted; what completed is kept)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._old: Any = None
+
+    def __enter__(self) -> _SigintStops:
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        kill_kernels()
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
 
 
-def _index_html(rep: Reproduction) -> str:
-    esc = html.escape
-    mode = "quick" if rep.quick else "full"
-    rows = []
-    for r in rep.runs:
-        stem = Path(r.name).stem
-        status = r.status if r.status != "failed" else f"FAILED: {r.describe_failure()}"
-        rows.append(
-            f"<tr><td><a href='html/{esc(stem)}.html'>{esc(r.name)}</a></td>"
-            f"<td><a href='notebooks/{esc(r.name)}'>ipynb</a></td>"
-            f"<td>{esc(status)}</td><td>{r.seconds:.1f} s</td></tr>"
+@dataclass
+class _Item:
+    nb: Path
+    digest: str = ""
+    plan: NotebookPlan | None = None
+    state: dict[str, Any] = field(default_factory=dict)
+    run: bool = True
+    reason: str = ""
+    error: str | None = None
+
+
+def _plan(nbs: list[Path], out: Path, params: dict[str, Any], force: bool, html: bool) -> list:
+    items = []
+    for nb in nbs:
+        item = _Item(nb)
+        try:
+            item.plan = NotebookPlan.of(read_notebook(nb))
+            item.digest = run_hash(nb, params)
+        except NotebookError as exc:
+            item.error = str(exc)
+            items.append(item)
+            continue
+        item.state = load_state(out, nb.name)
+        page = out / "html" / f"{nb.stem}.html" if html else None
+        fresh, why = up_to_date(item.state, item.digest, out / "notebooks" / nb.name, page)
+        item.run = force or not fresh
+        item.reason = "--force" if force and fresh else why
+        items.append(item)
+    return items
+
+
+def _run_one(
+    item: _Item, out: Path, params: dict[str, Any], cwd: Path, prog: Progress, opts: dict
+) -> NotebookRun:
+    """Execute one notebook and publish its outputs; never raises but KeyboardInterrupt."""
+    nb, quick = item.nb, bool(params["QUICK"])
+    dest = out / "notebooks" / nb.name
+    partial = out / "notebooks" / f".{nb.stem}.partial.ipynb"
+    result = NotebookRun(nb.name, "ran", 0.0, item.digest, reason=item.reason)
+    started = {"status": "running", "hash": item.digest, "started": now_iso(), "quick": quick}
+    t0 = time.perf_counter()
+    try:
+        write_state(out, nb.name, started)  # a kill from here on leaves "running": rerun
+        remove_quietly(partial)
+        with _environ(_kernel_env(out, quick, nb.name)):
+            cells = execute(
+                nb,
+                partial,
+                params,
+                cwd,
+                item.plan,
+                kernel_log=out / ".state" / f"{nb.stem}.kernel.log",
+                timeout=opts["timeout"],
+                on_cell=prog.cell_start,
+            )
+        result.seconds = time.perf_counter() - t0
+        if not cells.ok:
+            result.status = "interrupted" if cells.interrupted else "failed"
+            result.error, result.cell = cells.error, cells.cell
+            result.exec_count, result.source = cells.exec_count, cells.source
+            result.kernel_log = cells.kernel_log_tail
+        if partial.is_file():
+            os.replace(partial, dest)
+        t_html = time.perf_counter()
+        if opts["html"] and dest.is_file():
+            _html(dest, out / "html" / f"{nb.stem}.html")
+        t_html = time.perf_counter() - t_html
+        result.finished, result.code = now_iso(), code_version()
+        write_state(
+            out,
+            nb.name,
+            {
+                "status": result.status,
+                "hash": item.digest,
+                "quick": quick,
+                "seconds": result.seconds,
+                "html_seconds": t_html,
+                "started": started["started"],
+                "finished": result.finished,
+                "code": result.code,
+                "executed_sha256": file_sha256(dest),
+                "cell_seconds": {str(k): v for k, v in cells.cell_seconds.items()},
+                "cell": result.cell,
+                "exec_count": result.exec_count,
+                "error": result.error,
+                "source": result.source,
+            },
         )
-    table = rep.summary.drop(columns=["recorded"], errors="ignore").copy()
-    for c in ("published", "model", "live"):
-        table[c] = table[c].map(report.format_figure)
-    summary = (
-        table.to_html(index=False, escape=True, border=0, classes="summary")
-        if len(table)
-        else "<p>(no results recorded)</p>"
-    )
-    figs = sorted((rep.out / "figures").glob("*.png"))
-    gallery = (
-        "\n".join(
-            f"<figure><a href='figures/{esc(p.stem)}.svg'><img src='figures/{esc(p.name)}' "
-            f"alt='{esc(p.stem)}'></a><figcaption>{esc(p.stem)}</figcaption></figure>"
-            for p in figs
-        )
-        or "<p>(no figures saved)</p>"
-    )
-    import labkit
+    except KeyboardInterrupt:
+        result.status, result.seconds = "interrupted", time.perf_counter() - t0
+        result.error = "KeyboardInterrupt"
+        result.cell = prog.cell
+        if result.cell is not None and item.plan is not None:
+            from labkit.report.notebook_exec import first_code_line
 
-    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"""<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>labkit reproduction ({mode} mode)</title>
-<style>
-body {{ font-family: sans-serif; max-width: 75em; margin: 2em auto; line-height: 1.4; }}
-table {{ border-collapse: collapse; }} td, th {{ padding: 0.2em 0.6em; text-align: left;
-border-bottom: 1px solid #ddd; vertical-align: top; }}
-figure {{ display: inline-block; margin: 0.5em; }} img {{ max-width: 36em; }}
-</style></head><body>
-<h1>labkit reproduction ({mode} mode)</h1>
-<p>labkit {esc(labkit.__version__)}, {esc(when)}, {len(rep.runs)} notebooks in
-{rep.seconds:.0f} s. The notebooks tell each story; this page gathers their headline
-figures.</p>
-<h2>Summary</h2>
-{summary}
-<h2>Notebooks</h2>
-<table><tr><th>notebook</th><th>executed</th><th>status</th><th>time</th></tr>
-{chr(10).join(rows)}
-</table>
-<h2>Figures</h2>
-{gallery}
-</body></html>
-"""
+            result.source = first_code_line(item.plan.cells[result.cell].get("source"))
+        remove_quietly(partial)
+    except (OSError, OutputError) as exc:
+        err = exc if isinstance(exc, OutputError) else OutputError.from_oserror(exc, out)
+        result.status, result.error = "output error", str(err)
+        result.seconds = time.perf_counter() - t0
+        remove_quietly(partial)
+    except Exception as exc:  # noqa: BLE001 - a bug here must not stop the other notebooks
+        result.status, result.seconds = "failed", time.perf_counter() - t0
+        result.error = f"labkit reproduce itself failed: {type(exc).__name__}: {exc}"
+        remove_quietly(partial)
+    return result
+
+
+def _finish(rep: Reproduction, html_report: bool) -> None:
+    """Summary table, summary.csv/.txt and index.html; output errors are collected."""
+    out = rep.out
+    rep.summary = report.summary_table(out)
+    if html_report:  # pages missing for up-to-date notebooks (e.g. out copied elsewhere)
+        for r in (r for r in rep.runs if r.status == "up to date"):
+            page = out / "html" / f"{Path(r.name).stem}.html"
+            executed = out / "notebooks" / r.name
+            if not page.is_file() and executed.is_file():
+                try:
+                    _html(executed, page)
+                except OutputError as exc:
+                    rep.output_errors.append(str(exc))
+                except OSError as exc:
+                    rep.output_errors.append(str(OutputError.from_oserror(exc, page)))
+    writes = [
+        (out / "summary.csv", lambda: rep.summary.to_csv(index=False)),
+        (out / "summary.txt", lambda: report.format_summary(rep.summary) + "\n"),
+    ]
+    if html_report:
+        from labkit.report.index_page import index_html
+
+        writes.append((out / "index.html", lambda: index_html(rep)))
+    for path, text in writes:
+        try:
+            report.atomic_write_text(path, text())
+        except OSError as exc:
+            rep.output_errors.append(str(OutputError.from_oserror(exc, path)))
 
 
 def run(
@@ -348,175 +410,90 @@ def run(
         out: output directory (default :func:`default_out`).
         force: rerun notebooks whose code and parameters have not changed.
         notebooks: the notebooks directory (default :func:`notebooks_dir`).
-        progress: show a progress bar on stderr.
+        progress: show progress on stderr.
         timeout: seconds allowed per cell (None: no limit).
         html_report: write the HTML pages and index.
 
     Returns:
-        A :class:`Reproduction`; ``.failed`` lists the notebooks that failed.
+        A :class:`Reproduction`; ``.failed`` lists the notebooks that did not
+        complete and ``.exit_status`` says what went wrong.  SIGINT (Ctrl-C)
+        stops the run with ``.interrupted`` set; what completed is kept.
 
     Raises:
         FileNotFoundError: if the notebooks directory holds no numbered notebook.
+        OutputError: if ``out`` cannot take a reproduction (checked before anything runs).
     """
-    from tqdm.auto import tqdm
-
     start = time.perf_counter()
     nb_dir = Path(notebooks) if notebooks is not None else notebooks_dir()
     nbs = find_notebooks(nb_dir)
     if not nbs:
         raise FileNotFoundError(f"no notebooks named {NOTEBOOK_GLOB} in {nb_dir}")
-    out_path = Path(out) if out is not None else default_out(quick)
-    for sub in ("notebooks", "html", "figures", "summary", ".state"):
-        (out_path / sub).mkdir(parents=True, exist_ok=True)
-    out_path = out_path.resolve()
+    out_path = check_out(Path(out) if out is not None else default_out(quick))
     params = {"QUICK": bool(quick)}
     rep = Reproduction(out=out_path, quick=bool(quick))
-    bar = tqdm(nbs, desc="reproduce", unit="notebook", disable=not progress, file=sys.stderr)
-    for nb in bar:
-        bar.set_postfix_str(nb.name)
-        digest = run_hash(nb, params)
-        dest = out_path / "notebooks" / nb.name
-        state = _load_state(out_path, nb)
-        if (
-            not force
-            and state.get("hash") == digest
-            and state.get("status") == "ran"
-            and dest.is_file()
-        ):
-            rep.runs.append(
-                NotebookRun(nb.name, "skipped", float(state.get("seconds", 0.0)), digest)
-            )
-            continue
-        env = {
-            "LABKIT_OUT": str(out_path),
-            "LABKIT_QUICK": "1" if quick else "0",
-            "LABKIT_NOTEBOOK": nb.name,
-            "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-        }
-        with _environ(env):
-            result = _execute(nb, dest, params, nb_dir.resolve(), timeout)
-        result.hash = digest
-        rep.runs.append(result)
-        state = {k: v for k, v in asdict(result).items()}
-        state["finished"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-        report.atomic_write_text(_state_path(out_path, nb), json.dumps(state, indent=1) + "\n")
-        if html_report and dest.is_file():
-            _html(dest, out_path / "html" / f"{nb.stem}.html")
-    bar.close()
-    if html_report:  # pages missing for skipped notebooks (e.g. out copied elsewhere)
-        for r in rep.runs:
-            page = out_path / "html" / f"{Path(r.name).stem}.html"
-            executed = out_path / "notebooks" / r.name
-            if not page.is_file() and executed.is_file():
-                _html(executed, page)
-    _copy_results(out_path)
-    rep.summary = report.summary_table(out_path)
-    rep.summary.to_csv(out_path / "summary.csv", index=False)
-    report.atomic_write_text(out_path / "summary.txt", report.format_summary(rep.summary) + "\n")
-    rep.seconds = time.perf_counter() - start
-    if html_report:
-        report.atomic_write_text(out_path / "index.html", _index_html(rep))
-    return rep
-
-
-def print_reproduction(rep: Reproduction, stream: Any = None) -> None:
-    """Print the per-notebook status, the summary table and any failure."""
-    stream = stream or sys.stdout
-    mode = "quick" if rep.quick else "full"
-    print(
-        f"labkit reproduce ({mode} mode): {len(rep.runs)} notebooks in {rep.seconds:.1f} s",
-        file=stream,
-    )
-    for r in rep.runs:
-        note = f"  {r.status:8s} {r.name}  {r.seconds:6.1f} s"
-        if r.status == "skipped":
-            note += "  (unchanged since the last run; --force reruns it)"
-        print(note, file=stream)
-    print("", file=stream)
-    print(report.format_summary(rep.summary), file=stream)
-    print(f"\noutputs: {rep.out} (open index.html)", file=stream)
-    for r in rep.failed:
-        print(f"FAILED {r.describe_failure()}", file=sys.stderr)
-
-
-def main(
-    *,
-    quick: bool,
-    out: str | None,
-    force: bool,
-    notebooks: str | None = None,
-    progress: bool = True,
-    timeout: float | None = None,
-) -> int:
-    """What ``labkit reproduce`` runs: returns 0, or 1 if a notebook failed."""
-    try:
-        rep = run(
-            quick=quick,
-            out=out,
-            force=force,
-            notebooks=notebooks,
-            progress=progress,
-            timeout=timeout,
+    items = _plan(nbs, out_path, params, force, html_report)
+    planned = [
+        Planned(
+            i.nb.name,
+            i.run and i.error is None,
+            i.plan.code if i.plan else [],
+            i.plan.sections if i.plan else [],
+            *estimates_from_state(i.state, quick),
         )
-    except FileNotFoundError as exc:
-        print(f"labkit reproduce: {exc}", file=sys.stderr)
-        return 2
-    print_reproduction(rep)
-    return 1 if rep.failed else 0
-
-
-def add_arguments(parser: Any) -> None:
-    """The options of ``labkit reproduce``."""
-    parser.add_argument(
-        "--quick", action="store_true", help="quick mode: small sizes and few repeats (as CI)"
-    )
-    parser.add_argument(
-        "--out",
-        metavar="DIR",
-        default=None,
-        help="output directory (default: reproduction/quick or reproduction/full)",
-    )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="rerun notebooks even if their code and parameters are unchanged",
-    )
-    parser.add_argument(
-        "--notebooks",
-        metavar="DIR",
-        default=None,
-        help="notebooks directory (default: $LABKIT_NOTEBOOKS or notebooks/)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="time allowed per cell (default: no limit)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-
-def from_args(args: Any) -> int:
-    """Run ``labkit reproduce`` from parsed arguments."""
-    return main(
-        quick=args.quick,
-        out=args.out,
-        force=args.force,
-        notebooks=args.notebooks,
-        progress=not args.no_progress,
-        timeout=args.timeout,
-    )
+        for i in items
+    ]
+    prog = Progress(planned, enabled=progress)
+    opts = {"timeout": timeout, "html": html_report}
+    sigint = _SigintStops()
+    try:
+        sigint.__enter__()
+        for item in items:
+            name = item.nb.name
+            if rep.interrupted is not None:
+                rep.runs.append(NotebookRun(name, "not run", 0.0, item.digest))
+            elif item.error is not None:
+                rep.runs.append(NotebookRun(name, "failed", 0.0, "", error=item.error))
+            elif not item.run:
+                st = item.state
+                rep.runs.append(
+                    NotebookRun(
+                        name,
+                        "up to date",
+                        float(st.get("seconds", 0.0)),
+                        item.digest,
+                        finished=st.get("finished"),
+                        code=st.get("code"),
+                        reason="up to date",
+                    )
+                )
+            else:
+                prog.notebook_start(name)
+                result = _run_one(item, out_path, params, nb_dir.resolve(), prog, opts)
+                if sigint.seen and result.status != "interrupted":  # e.g. seen as a dead kernel
+                    result.status, result.error, result.kernel_log = "interrupted", "SIGINT", ""
+                prog.notebook_done(name, result.status, result.seconds)
+                rep.runs.append(result)
+                if result.status == "interrupted":
+                    rep.interrupted = result
+    finally:
+        sigint.__exit__()
+        prog.close()
+    rep.seconds = time.perf_counter() - start
+    rep.finished = now_iso()
+    if rep.interrupted is None:
+        _finish(rep, html_report)
+    rep.seconds = time.perf_counter() - start
+    return rep
 
 
 __all__: Sequence[str] = (
     "NotebookRun",
+    "OutputError",
     "Reproduction",
-    "run",
-    "run_hash",
+    "default_out",
     "find_notebooks",
     "notebooks_dir",
-    "default_out",
-    "print_reproduction",
-    "main",
+    "package_sources",
+    "run",
+    "run_hash",
 )

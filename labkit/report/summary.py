@@ -420,11 +420,14 @@ def figures_dir() -> Path | None:
     return Path(env) / "figures" if env else None
 
 
-def savefig(fig: Any, name: str, *, dpi: int = 120) -> list[Path]:
+def savefig(fig: Any, name: str, *, dpi: int = 120, caption: str | None = None) -> list[Path]:
     """Save ``fig`` as ``<name>.png`` and ``<name>.svg`` in :func:`figures_dir`.
 
     Does nothing (returns []) when ``LABKIT_OUT`` is not set.  ``name`` may
-    contain letters, digits, ``-`` and ``_`` only.
+    contain letters, digits, ``-`` and ``_`` only.  ``<name>.json`` beside them
+    records ``caption`` (what the figure shows, published vs ours: the
+    reproduction's index prints it under the figure) and the figure's titles,
+    axis labels and legend entries (:func:`labkit.report.figures.describe`).
 
     Returns:
         The paths written.
@@ -439,9 +442,17 @@ def savefig(fig: Any, name: str, *, dpi: int = 120) -> list[Path]:
     for ext in ("png", "svg"):
         path = folder / f"{name}.{ext}"
         tmp = folder / f".{name}.tmp.{ext}"
-        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata=_metadata(ext))
-        os.replace(tmp, path)
+        try:
+            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata=_metadata(ext))
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)  # a full disk leaves no half figure behind
+            raise
         paths.append(path)
+    from labkit.report.figures import describe
+
+    record = json.dumps(describe(fig, caption), indent=1) + "\n"
+    atomic_write_text(folder / f"{name}.json", record)
     return paths
 
 

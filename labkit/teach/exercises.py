@@ -10,66 +10,161 @@ In a notebook::
     answer = (2, 50, 150)          # your answer
     exercises.ADVANCE.check(answer)
 
-``check`` prints what is right or wrong (with a hint); ``is_correct`` returns it
-as a bool.
+``check`` first checks the shape of the answer (a tuple of so many integers,
+or of iterator type names), then says part by part what is right and gives
+the hint of each part that is not.  Iterator types may be written as the
+kernel does (``"ITER_IOVEC"``) or as labkit prints them (``"IOVEC"``), in any
+case.  ``is_correct`` returns the verdict as a bool, ``feedback`` as text.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from labkit.core.memory import PAGE_SIZE
 
+#: The kinds of answer a part takes.
+INT, ITER_TYPE = "integer", "iterator type"
 
-@dataclass
-class Exercise:
-    """One question, a hint, and a check against the model."""
+
+@dataclass(frozen=True)
+class Part:
+    """One part of an answer: its name, its kind (:data:`INT` or :data:`ITER_TYPE`), a hint."""
 
     name: str
-    question: str
+    kind: str
     hint: str
-    solve: Callable[[], Any] = field(repr=False)
-
-    def solution(self) -> Any:
-        """The model's answer (computed now, by running the model)."""
-        return self.solve()
-
-    def is_correct(self, answer: Any) -> bool:
-        """True if ``answer`` matches the model's answer.
-
-        ``None`` or ``...`` means "not answered yet" (False).  Tuples and lists
-        compare element by element; strings ignore case and surrounding spaces.
-        """
-        if answer is None or answer is Ellipsis:
-            return False
-        return _normalise(answer) == _normalise(self.solution())
-
-    def check(self, answer: Any) -> None:
-        """Print whether ``answer`` is right, with a hint if it is not (see :meth:`is_correct`)."""
-        if answer is None or answer is Ellipsis:
-            print(f"[{self.name}] no answer yet.\n{self.question}")
-        elif self.is_correct(answer):
-            print(f"[{self.name}] correct: {_show(self.solution())}.")
-        else:
-            print(f"[{self.name}] not yet: you said {_show(answer)}.\nHint: {self.hint}")
 
 
-def _normalise(value: Any) -> Any:
+@dataclass
+class Feedback:
+    """What a check found: ``correct``, and the lines it prints."""
+
+    correct: bool
+    lines: list[str]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _describe(value: Any) -> str:
     if isinstance(value, str):
-        return value.strip().upper()
+        return f"the string {value!r}"
+    if isinstance(value, dict):
+        return f"a dict with keys {sorted(map(str, value))}"
     if isinstance(value, (tuple, list)):
-        return tuple(_normalise(v) for v in value)
-    if hasattr(value, "__index__"):
-        return int(value)
-    return value
+        return f"a {type(value).__name__} of {len(value)}: {_show(value)}"
+    return f"{type(value).__name__} {value!r}"
 
 
 def _show(value: Any) -> str:
     if isinstance(value, (tuple, list)):
         return "(" + ", ".join(_show(v) for v in value) + ")"
     return repr(value)
+
+
+def type_name(value: Any) -> str | None:
+    """An iterator type written as the kernel or labkit does, normalised ("ITER_UBUF" -> "UBUF")."""
+    if not isinstance(value, str):
+        return None
+    name = value.strip().upper()
+    return name.removeprefix("ITER_") or None
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+@dataclass
+class Exercise:
+    """One question, the parts of its answer, and a check against the model.
+
+    Attributes:
+        name: short name ("advance").
+        question: the question, in words.
+        hint: a hint for the whole question (printed when parts are wrong).
+        solve: computes the model's answer (one value per part).
+        parts: the parts of the answer, in order.
+    """
+
+    name: str
+    question: str
+    hint: str
+    solve: Callable[[], Any] = field(repr=False)
+    parts: tuple[Part, ...] = ()
+
+    def solution(self) -> tuple[Any, ...]:
+        """The model's answer (computed now, by running the model)."""
+        return tuple(self.solve())
+
+    def _shape(self) -> str:
+        kinds = [p.kind for p in self.parts]
+        if all(k == INT for k in kinds):
+            what = f"{len(kinds)} integers"
+        elif all(k == ITER_TYPE for k in kinds):
+            what = f"{len(kinds)} iterator type names"
+        else:
+            what = f"{len(kinds)} values"
+        return f"a tuple of {what}: ({', '.join(p.name for p in self.parts)})"
+
+    def feedback(self, answer: Any) -> Feedback:
+        """Check ``answer``: its shape first, then each part against the model."""
+        tag = f"[{self.name}]"
+        if answer is None or answer is Ellipsis:
+            return Feedback(False, [f"{tag} no answer yet.", self.question])
+        n = len(self.parts)
+        if not isinstance(answer, (tuple, list)) or len(answer) != n:
+            return Feedback(
+                False,
+                [
+                    f"{tag} the answer should be {self._shape()}; you gave {_describe(answer)}.",
+                ],
+            )
+        given: list[Any] = []
+        bad_kind = []
+        for part, value in zip(self.parts, answer, strict=True):
+            v = _as_int(value) if part.kind == INT else type_name(value)
+            if v is None:
+                bad_kind.append(f"{part.name} should be an {part.kind}, not {_describe(value)}")
+            given.append(v)
+        if bad_kind:
+            return Feedback(False, [f"{tag} the answer should be {self._shape()}:"] + bad_kind)
+        expected = [
+            type_name(v) if p.kind == ITER_TYPE else int(v)
+            for p, v in zip(self.parts, self.solution(), strict=True)
+        ]
+        if given == expected:
+            return Feedback(True, [f"{tag} correct: {_show(tuple(answer))}."])
+        right = sum(g == e for g, e in zip(given, expected, strict=True))
+        lines = [f"{tag} not yet: {right} of {n} right."]
+        for part, g, e in zip(self.parts, given, expected, strict=True):
+            if g == e:
+                lines.append(f"  {part.name}: {_show(g)} is right")
+            else:
+                lines.append(f"  {part.name}: {_show(g)} is not. Hint: {part.hint}")
+        lines.append(f"Hint: {self.hint}")
+        return Feedback(False, lines)
+
+    def is_correct(self, answer: Any) -> bool:
+        """True if ``answer`` matches the model's answer, part by part.
+
+        ``None`` or ``...`` means "not answered yet" (False).  Tuples and lists
+        compare element by element; iterator type names ignore case, spaces and
+        the kernel's ``ITER_`` prefix.
+        """
+        return self.feedback(answer).correct
+
+    def check(self, answer: Any) -> None:
+        """Print the :meth:`feedback` on ``answer``."""
+        print(self.feedback(answer))
 
 
 # ---- the model runs behind every answer -------------------------------------------
@@ -98,7 +193,7 @@ def _solve_revert() -> tuple[int, int, int]:
     return (it.seg_index, it.iov_offset, it.count)
 
 
-def _solve_import() -> tuple[str, str]:
+def _solve_import() -> tuple[str, ...]:
     import labkit
 
     mem = labkit.UserMemory()
@@ -123,6 +218,13 @@ def _solve_seek() -> tuple[int, int]:
     return (it.seg_index, it.iov_offset)
 
 
+_SEG = Part(
+    "seg",
+    INT,
+    "count the segments stepped over from 0; an empty segment is stepped over like any other.",
+)
+_COUNT = Part("count", INT, "count is the bytes still to come: the total minus what was consumed.")
+
 ADVANCE = Exercise(
     "advance",
     "An ITER_DEST IOVEC iterator has three segments of 100, 0 and 200 bytes. After "
@@ -130,6 +232,11 @@ ADVANCE = Exercise(
     "advance steps over every segment whose whole length fits in what is left, "
     "empty ones included; iov_offset counts from the start of the segment it stops in.",
     _solve_advance,
+    (
+        _SEG,
+        Part("iov_offset", INT, "the bytes consumed inside the segment it stops in."),
+        _COUNT,
+    ),
 )
 
 REVERT = Exercise(
@@ -139,6 +246,11 @@ REVERT = Exercise(
     "revert first uses up iov_offset inside the current segment, then walks back "
     "over whole segments; an empty segment holds no bytes to give back.",
     _solve_revert,
+    (
+        Part("seg", INT, "60 bytes back is more than the 50 consumed in segment 2."),
+        Part("iov_offset", INT, "what is left of segment 0 after taking the rest back from it."),
+        Part("count", INT, "reverting gives bytes back: count grows by 60."),
+    ),
 )
 
 IMPORT = Exercise(
@@ -147,6 +259,10 @@ IMPORT = Exercise(
     "import_iovec build under kernel 6.3, and under 6.4? Answer (type_6_3, type_6_4).",
     "Since Linux 6.4 a single segment is imported as the simplest type there is.",
     _solve_import,
+    (
+        Part("type under 6.3", ITER_TYPE, "before 6.4, readv() always built an array type."),
+        Part("type under 6.4", ITER_TYPE, "one user buffer needs no array at all."),
+    ),
 )
 
 SEEK = Exercise(
@@ -158,6 +274,10 @@ SEEK = Exercise(
     "Take the first bvec's length off first; what is left, divided by the page size, "
     "says how many whole pages to skip; the remainder is the offset.",
     _solve_seek,
+    (
+        Part("bvec index", INT, "bvec 0 holds only 3584 bytes; after it every bvec is a page."),
+        Part("iov_offset", INT, "what is left of the offset after the whole bvecs skipped."),
+    ),
 )
 
 ALL: tuple[Exercise, ...] = (ADVANCE, REVERT, IMPORT, SEEK)

@@ -1,0 +1,166 @@
+"""The command line of ``labkit reproduce``: options, printed report, exit status.
+
+:func:`main` runs :func:`labkit.report.reproduce.run` and prints the
+notebooks' statuses and the summary on stdout, one line per failure on
+stderr; SIGINT ends it with one line.  The exit status says what failed.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from labkit.report import summary as report
+from labkit.report.reproduce import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    OutputError,
+    Reproduction,
+    run,
+)
+
+
+def print_reproduction(rep: Reproduction, stream: Any = None) -> None:
+    """Print the per-notebook status, the summary table and one line per failure."""
+    stream = stream or sys.stdout
+    mode = "quick" if rep.quick else "full"
+    ran = [r for r in rep.runs if r.status == "ran"]
+    fresh = [r for r in rep.runs if r.status == "up to date"]
+    if fresh and not ran and not rep.failed:
+        produced = max((r.finished or "" for r in fresh), default="")
+        head = (
+            f"labkit reproduce ({mode} mode): nothing changed since the run of "
+            f"{produced.replace('T', ' ')[:16]} UTC; {len(fresh)} notebooks up to date "
+            f"({rep.seconds:.1f} s)"
+        )
+    else:
+        head = f"labkit reproduce ({mode} mode): {len(rep.runs)} notebooks in {rep.seconds:.1f} s"
+        if fresh:
+            head += f" ({len(ran)} ran, {len(fresh)} up to date)"
+    print(head, file=stream)
+    width = max(len(r.name) for r in rep.runs) if rep.runs else 0
+    for r in rep.runs:
+        note = f"  {r.status:12s} {r.name:{width}s} {r.seconds:7.1f} s"
+        if r.status == "up to date" and r.finished:
+            note += f"  (produced {r.finished.replace('T', ' ')[:16]} UTC; --force reruns it)"
+        print(note, file=stream)
+    print("", file=stream)
+    print(report.format_summary(rep.summary), file=stream)
+    print(f"\noutputs: {rep.out} (open index.html)", file=stream)
+    for r in rep.failed:
+        print(f"labkit reproduce: {r.status.upper()} {r.describe_failure()}", file=sys.stderr)
+    for err in rep.output_errors:
+        print(f"labkit reproduce: OUTPUT ERROR {err}", file=sys.stderr)
+
+
+def _interrupted_line(rep: Reproduction) -> str:
+    r = rep.interrupted
+    assert r is not None
+    where = (
+        f" at cell {r.cell}" + (f" (`{r.source}`)" if r.source else "")
+        if r.cell is not None
+        else ""
+    )
+    kept = sum(1 for x in rep.runs if x.status in ("ran", "up to date"))
+    return (
+        f"labkit reproduce: interrupted in {r.name}{where}; {kept} completed notebook(s) kept "
+        f"in {rep.out}; run the same command again to resume."
+    )
+
+
+def main(
+    *,
+    quick: bool,
+    out: str | None,
+    force: bool,
+    notebooks: str | None = None,
+    progress: bool = True,
+    timeout: float | None = None,
+) -> int:
+    """What ``labkit reproduce`` runs; returns the exit status (see :data:`EXIT_OK` ...)."""
+    try:
+        rep = run(
+            quick=quick,
+            out=out,
+            force=force,
+            notebooks=notebooks,
+            progress=progress,
+            timeout=timeout,
+        )
+        if rep.interrupted is not None:
+            print(_interrupted_line(rep), file=sys.stderr)
+            return EXIT_INTERRUPTED
+        print_reproduction(rep)
+        return rep.exit_status
+    except (FileNotFoundError, OutputError) as exc:
+        print(f"labkit reproduce: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(
+            "labkit reproduce: interrupted; run the same command again to resume.", file=sys.stderr
+        )
+        return EXIT_INTERRUPTED
+
+
+DESCRIPTION = """\
+Run every notebook (NN-*.ipynb) headless, in order, and write a report: the
+executed notebooks, their HTML pages, the figures, the summary table of
+published / model / live figures, and index.html. Notebooks whose cells,
+labkit's code and the parameters have not changed since their last complete
+run are kept as they are (--force reruns them). An interrupted run (Ctrl-C,
+a kill, a full disk) is resumed by running the same command again."""
+
+EPILOG = """\
+exit status: 0 every notebook completed; 1 a notebook failed (the cell and the
+error are named); 2 bad arguments, no notebooks, or an output folder that
+cannot be written; 3 an output file could not be written; 130 interrupted."""
+
+
+def add_arguments(parser: Any) -> None:
+    """The options of ``labkit reproduce``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.add_argument(
+        "--quick", action="store_true", help="quick mode: small sizes and few repeats (as CI)"
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="output folder (default: reproduction/quick or reproduction/full in a clone, "
+        "labkit-results/reproduction/... in the current directory otherwise)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="rerun notebooks even if their code and parameters are unchanged",
+    )
+    parser.add_argument(
+        "--notebooks",
+        metavar="DIR",
+        default=None,
+        help="notebooks folder (default: $LABKIT_NOTEBOOKS, else the ones labkit ships)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time allowed per cell (default: no limit)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+
+
+def from_args(args: Any) -> int:
+    """Run ``labkit reproduce`` from parsed arguments."""
+    return main(
+        quick=args.quick,
+        out=args.out,
+        force=args.force,
+        notebooks=args.notebooks,
+        progress=not args.no_progress,
+        timeout=args.timeout,
+    )
+
+
+__all__ = ["DESCRIPTION", "EPILOG", "add_arguments", "from_args", "main", "print_reproduction"]
