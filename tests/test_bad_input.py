@@ -9,11 +9,12 @@ ValueError (IterMisuseError included) and TypeError may come out.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from childproc import run_python
 
 from labkit.config import quick_mode
 
@@ -21,13 +22,8 @@ DRIVER = Path(__file__).with_name("bad_input_driver.py")
 
 
 def run_driver(examples: int, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(DRIVER), str(examples)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=os.environ.copy(),
-    )
+    # run_python puts this checkout first on the child's path: the child tests this labkit
+    return run_python([str(DRIVER), str(examples)], timeout=timeout)
 
 
 def describe(proc: subprocess.CompletedProcess) -> str:

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import enum
 import errno
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+import numpy as np
 
 from labkit._args import size_arg
 from labkit._ffi import check, ffi, lib
@@ -54,16 +57,47 @@ def direction_arg(direction: Any) -> Direction:
 
 
 def buffer_arg(buf: Any, writable: bool, what: str = "buf") -> Any:
-    """A cffi ``uint8_t[]`` over a contiguous buffer (kept alive by the result)."""
+    """A cffi ``uint8_t[]`` over a contiguous buffer of plain bytes (kept alive by the result).
+
+    The export the result holds is taken on a private numpy array over the
+    buffer, never on the caller's object: a ``memoryview`` holding an export
+    must not be collected in a reference cycle on CPython before 3.12.7
+    (gh-77894: its ``tp_clear`` frees the view under the export and the
+    interpreter crashes), and numpy arrays are not collected by the cycle
+    collector at all.  Release the result (``with``, or ``ffi.release``) as
+    soon as it is no longer needed.
+
+    Raises:
+        TypeError: if ``buf`` has no buffer, is not C-contiguous, holds Python
+            objects (numpy ``object`` arrays), or is read-only when
+            ``writable``.
+    """
+    kind = type(buf).__name__
     try:
-        return ffi.from_buffer("uint8_t[]", buf, require_writable=writable)
+        view = memoryview(buf)
+    except ValueError as exc:  # a released memoryview
+        raise ValueError(f"{what}: {exc}") from None
     except TypeError:
         raise TypeError(
             f"{what} must be a contiguous {'writable ' if writable else ''}buffer "
-            f"(numpy array, bytearray, memoryview), not {type(buf).__name__}"
+            f"(numpy array, bytearray, memoryview), not {kind}"
         ) from None
-    except BufferError as exc:
-        raise TypeError(f"{what}: {exc}") from None
+    with view:
+        if "O" in view.format:
+            raise TypeError(f"{what}: a {kind} of Python objects is not memory to copy into")
+        if not view.c_contiguous:
+            raise TypeError(f"{what}: the {kind} is not C-contiguous")
+        if writable and view.readonly:
+            raise TypeError(f"{what} must be writable, and this {kind} is read-only")
+        # np.frombuffer shares the view's managed buffer: no export on ``view``
+        array = np.frombuffer(view, dtype=np.uint8)
+    return ffi.from_buffer("uint8_t[]", array, require_writable=writable)
+
+
+def release(cbufs: Iterable[Any]) -> None:
+    """Release the exports of :func:`buffer_arg` results (before raising, or when done)."""
+    for cb in cbufs:
+        ffi.release(cb)
 
 
 def address_of(cbuf: Any) -> int:
@@ -100,9 +134,15 @@ class IovIter:
     (:meth:`ubuf`, :meth:`iovec`, :meth:`kvec`, :meth:`bvec`, :meth:`discard`)
     or with :func:`labkit.import_iovec` and friends.  The iterator keeps alive
     every buffer it points into.
+
+    Every operation is atomic: it holds the iterator's lock across its C call
+    (cffi releases the GIL there), so threads sharing one iterator see one
+    operation after another and never make the C core write outside the
+    segments.  A user-backed iterator's lock is its ``UserMemory.lock``, which
+    also orders its copies with ``map``/``unmap`` of that address space.
     """
 
-    __slots__ = ("_it", "_keep", "_mem", "heap_iovecs", "__weakref__")
+    __slots__ = ("_it", "_keep", "_mem", "_lock", "heap_iovecs", "__weakref__")
 
     def __init__(
         self, c_iter: Any, keep: Sequence[Any] = (), mem: Any = None, heap_iovecs: bool = False
@@ -111,6 +151,7 @@ class IovIter:
         self._it = c_iter
         self._keep = tuple(keep)
         self._mem = mem
+        self._lock = mem.lock if mem is not None else threading.RLock()
         #: True when an import allocated the iovec array (more than fast_segs segments).
         self.heap_iovecs = heap_iovecs
 
@@ -122,7 +163,11 @@ class IovIter:
         d = direction_arg(direction)
         cbuf = buffer_arg(buf, writable=d == ITER_DEST)
         it = ffi.new("struct lk_iov_iter *")
-        check(lib.lk_iter_ubuf(it, d, address_of(cbuf), len(cbuf)), "ubuf")
+        try:
+            check(lib.lk_iter_ubuf(it, d, address_of(cbuf), len(cbuf)), "ubuf")
+        except BaseException:
+            release((cbuf,))  # no export may outlive a refused call (gh-77894)
+            raise
         return cls(it, (cbuf,))
 
     @classmethod
@@ -130,21 +175,24 @@ class IovIter:
         cls, direction: int, bufs: Iterable[Any], count: int | None, kind: str
     ) -> IovIter:
         d = direction_arg(direction)
-        cbufs = [
-            buffer_arg(b, writable=d == ITER_DEST, what=f"{kind} segment {k}")
-            for k, b in enumerate(bufs)
-        ]
-        segs = ffi.new("struct lk_iovec[]", max(len(cbufs), 1))
-        for k, cb in enumerate(cbufs):
-            segs[k].iov_base = address_of(cb)
-            segs[k].iov_len = len(cb)
-        total = sum(len(cb) for cb in cbufs)
-        count = total if count is None else size_arg(count, "count")
-        if count > total:
-            raise ValueError(f"{kind}: count {count} exceeds the segments' {total} bytes")
-        it = ffi.new("struct lk_iov_iter *")
-        init = lib.lk_iter_init if kind == "iovec" else lib.lk_iter_kvec
-        check(init(it, d, segs, len(cbufs), count), kind)
+        cbufs: list[Any] = []
+        try:
+            for k, b in enumerate(bufs):
+                cbufs.append(buffer_arg(b, writable=d == ITER_DEST, what=f"{kind} segment {k}"))
+            segs = ffi.new("struct lk_iovec[]", max(len(cbufs), 1))
+            for k, cb in enumerate(cbufs):
+                segs[k].iov_base = address_of(cb)
+                segs[k].iov_len = len(cb)
+            total = sum(len(cb) for cb in cbufs)
+            count = total if count is None else size_arg(count, "count")
+            if count > total:
+                raise ValueError(f"{kind}: count {count} exceeds the segments' {total} bytes")
+            it = ffi.new("struct lk_iov_iter *")
+            init = lib.lk_iter_init if kind == "iovec" else lib.lk_iter_kvec
+            check(init(it, d, segs, len(cbufs), count), kind)
+        except BaseException:
+            release(cbufs)  # no export may outlive a refused call (gh-77894)
+            raise
         return cls(it, (segs, *cbufs))
 
     @classmethod
@@ -171,6 +219,16 @@ class IovIter:
         entries = list(bvecs)
         segs = ffi.new("struct lk_bvec[]", max(len(entries), 1))
         keep: list[Any] = [segs]
+        try:
+            return cls._bvec_fill(d, entries, segs, keep, count)
+        except BaseException:
+            release(keep[1:])  # no export may outlive a refused call (gh-77894)
+            raise
+
+    @classmethod
+    def _bvec_fill(
+        cls, d: Direction, entries: list[Any], segs: Any, keep: list[Any], count: int | None
+    ) -> IovIter:
         total = 0
         for k, entry in enumerate(entries):
             try:
@@ -178,6 +236,7 @@ class IovIter:
             except (TypeError, ValueError):
                 raise TypeError(f"bvec {k} must be (page_buf, offset, length)") from None
             cb = buffer_arg(page_buf, writable=d == ITER_DEST, what=f"bvec {k} page_buf")
+            keep.append(cb)
             offset, length = size_arg(offset, "offset"), size_arg(length, "length")
             if offset > MAX_BVEC_FIELD or length > MAX_BVEC_FIELD or offset + length > len(cb):
                 raise ValueError(
@@ -187,7 +246,6 @@ class IovIter:
             segs[k].bv_page = address_of(cb)
             segs[k].bv_offset = offset
             segs[k].bv_len = length
-            keep.append(cb)
             total += length
         count = total if count is None else size_arg(count, "count")
         if count > total:
@@ -241,7 +299,8 @@ class IovIter:
     @property
     def seg_index(self) -> int:
         """Index of the current segment in the array the iterator was built on (model only)."""
-        return int(lib.lk_iter_seg_index(self._it))
+        with self._lock:
+            return int(lib.lk_iter_seg_index(self._it))
 
     @property
     def visited(self) -> int:
@@ -255,6 +314,10 @@ class IovIter:
 
     def state(self) -> dict[str, int | str]:
         """The iterator's state as a dict (type, direction, count, iov_offset, nr_segs, seg)."""
+        with self._lock:  # one consistent snapshot
+            return self._state()
+
+    def _state(self) -> dict[str, int | str]:
         return {
             "type": self.iter_type,
             "direction": self.direction.name,
@@ -275,7 +338,9 @@ class IovIter:
 
     def advance(self, n: int) -> None:
         """Skip ``n`` bytes (clamped to count), stepping over finished and empty segments."""
-        lib.lk_iter_advance(self._it, size_arg(n))
+        n = size_arg(n)
+        with self._lock:
+            lib.lk_iter_advance(self._it, n)
 
     def revert(self, n: int) -> None:
         """Walk back ``n`` bytes.
@@ -286,7 +351,9 @@ class IovIter:
                 would take a DISCARD's count past SIZE_MAX; the iterator is
                 left unchanged.
         """
-        ret = lib.lk_iter_revert(self._it, size_arg(n))
+        n = size_arg(n)
+        with self._lock:
+            ret = lib.lk_iter_revert(self._it, n)
         if ret == -errno.ERANGE:
             raise IterMisuseError(
                 f"revert({n}) goes past the start of the iterator (the kernel would BUG)"
@@ -302,7 +369,9 @@ class IovIter:
 
     def truncate(self, n: int) -> None:
         """Limit count to ``n`` (no effect if count is already smaller)."""
-        lib.lk_iter_truncate(self._it, size_arg(n))
+        n = size_arg(n)
+        with self._lock:
+            lib.lk_iter_truncate(self._it, n)
 
     def reexpand(self, n: int) -> None:
         """Set count to ``n`` again after a truncate.
@@ -312,15 +381,16 @@ class IovIter:
                 current position (the kernel trusts its caller here).
         """
         n = size_arg(n)
-        if lib.lk_iter_reexpand(self._it, n) < 0:
-            raise IterMisuseError(
-                f"reexpand({n}): only {lib.lk_iter_capacity(self._it)} "
-                "bytes are left in the segments"
-            )
+        with self._lock:
+            if lib.lk_iter_reexpand(self._it, n) >= 0:
+                return
+            left = lib.lk_iter_capacity(self._it)
+        raise IterMisuseError(f"reexpand({n}): only {left} bytes are left in the segments")
 
     def single_seg_count(self) -> int:
         """Bytes left in the current segment (count if there is at most one segment)."""
-        return int(lib.lk_iter_single_seg_count(self._it))
+        with self._lock:
+            return int(lib.lk_iter_single_seg_count(self._it))
 
     def _current_iovec(self) -> tuple[int, int]:
         """The current segment as (address, length), as ``iov_iter_iovec()``.
@@ -333,7 +403,8 @@ class IovIter:
         """
         addr = ffi.new("uintptr_t *")
         length = ffi.new("size_t *")
-        ret = lib.lk_iter_current(self._it, addr, length)
+        with self._lock:
+            ret = lib.lk_iter_current(self._it, addr, length)
         if ret == -errno.ENODATA:
             return (0, 0)
         if ret < 0:
@@ -345,16 +416,19 @@ class IovIter:
     def npages(self, maxpages: int) -> int:
         """Pages the remaining bytes touch, at most ``maxpages``."""
         maxpages = min(size_arg(maxpages, "maxpages"), 2**31 - 1)
-        return int(lib.lk_iter_npages(self._it, maxpages))
+        with self._lock:
+            return int(lib.lk_iter_npages(self._it, maxpages))
 
     def alignment(self) -> int:
         """OR of every remaining segment's address and length (``iov_iter_alignment``)."""
-        return int(lib.lk_iter_alignment(self._it))
+        with self._lock:
+            return int(lib.lk_iter_alignment(self._it))
 
     # ---- moving bytes ------------------------------------------------------
 
-    def _locked(self):
-        return self._mem.lock if self._mem is not None else _NO_LOCK
+    def _locked(self) -> Any:
+        """The iterator's lock: hold it across any C call that reads or moves ``c_iter``."""
+        return self._lock
 
     def copy_to_iter(self, data: Any) -> int:
         """Copy ``data`` into the iterator's memory; returns bytes copied.
@@ -366,8 +440,7 @@ class IovIter:
         Raises:
             IterMisuseError: if the iterator is ITER_SOURCE (the kernel WARNs).
         """
-        src = buffer_arg(data, writable=False, what="data")
-        with self._locked():
+        with buffer_arg(data, writable=False, what="data") as src, self._lock:
             ret = lib.lk_copy_to_iter(src, len(src), self._it)
         if ret < 0:
             raise IterMisuseError(
@@ -385,11 +458,12 @@ class IovIter:
             raise IterMisuseError(
                 "copy_from_iter out of an ITER_DEST iterator (the kernel WARNs and copies nothing)"
             )
-        n = min(size_arg(n), self.count)
-        out = bytearray(n)
-        dst = ffi.from_buffer(out)
-        with self._locked():
-            ret = lib.lk_copy_from_iter(dst, n, self._it)
+        n = size_arg(n)
+        with self._lock:
+            n = min(n, self.count)
+            out = bytearray(n)
+            with ffi.from_buffer(out) as dst:
+                ret = lib.lk_copy_from_iter(dst, n, self._it)
         return bytes(out[:ret])
 
     def zero(self, n: int) -> int:
@@ -398,19 +472,9 @@ class IovIter:
         Raises:
             IterMisuseError: if the iterator is ITER_SOURCE (see ``lk_iov_iter_zero``).
         """
-        with self._locked():
-            ret = lib.lk_iov_iter_zero(size_arg(n), self._it)
+        n = size_arg(n)
+        with self._lock:
+            ret = lib.lk_iov_iter_zero(n, self._it)
         if ret < 0:
             raise IterMisuseError("zero() into an ITER_SOURCE iterator")
         return int(ret)
-
-
-class _NoLock:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_NO_LOCK = _NoLock()

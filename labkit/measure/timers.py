@@ -79,7 +79,9 @@ def time_copy_from_iter(it: IovIter, dst: Any, n: int, iters: int) -> float:
 
 def time_advance(it: IovIter, n: int, iters: int) -> float:
     """ns per ``advance(n)`` of a fresh copy of ``it`` (``it`` is unchanged)."""
-    return float(lib.lk_time_advance(it.c_iter, size_arg(n), _iters(iters)))
+    n = size_arg(n)
+    with it._locked():  # the C loop copies the iterator: not while another thread moves it
+        return float(lib.lk_time_advance(it.c_iter, n, _iters(iters)))
 
 
 def _offset_arg(reg: RegisteredBuffer, offset: int, length: int) -> tuple[int, int]:

@@ -136,6 +136,11 @@ def iter_segments(it: Any) -> list[Segment]:
     iterator keeps alive); no user memory is touched.  A UBUF iterator has one
     segment (its buffer); a DISCARD iterator has none.
     """
+    with it._locked():  # one consistent reading, not while another thread moves it
+        return _iter_segments(it)
+
+
+def _iter_segments(it: Any) -> list[Segment]:
     c_it = it.c_iter
     kind = it.iter_type
     if kind == "DISCARD":
