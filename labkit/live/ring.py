@@ -246,12 +246,17 @@ class Ring:
         buf_offset: int = 0,
         fixed_file: bool = False,
     ) -> bytes:
-        """:meth:`submit`, then return the bytes it wrote into the ring's memory."""
-        res = self.submit(
-            op, fd, length, offset=offset, buf_offset=buf_offset, fixed_file=fixed_file
-        )
+        """:meth:`submit`, then return the bytes it wrote into the ring's memory.
+
+        Submit and copy-out are one critical section: another thread's request
+        on this ring cannot overwrite the bytes before they are copied.
+        """
         where = "registered" if op == "read_fixed" else "scratch"
-        return self.memory(buf_offset, res, where)
+        with self._lock:
+            res = self.submit(
+                op, fd, length, offset=offset, buf_offset=buf_offset, fixed_file=fixed_file
+            )
+            return self.memory(buf_offset, res, where)
 
     def roundtrip_ns(
         self,
