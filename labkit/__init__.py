@@ -15,6 +15,8 @@ exercises).  The model's public API is re-exported here.
 from labkit import config
 from labkit.buildinfo import build_info
 from labkit.core.fixed import RegisteredBuffer, io_import_fixed, register_buffer
+from labkit.core.folio import Folio
+from labkit.core.folioq import FolioQueue
 from labkit.core.imports import (
     MAX_RW_COUNT,
     UIO_FASTIOV,
@@ -26,6 +28,7 @@ from labkit.core.imports import (
 )
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, Direction, IovIter
 from labkit.core.memory import PAGE_SIZE, Mapping, UserMemory
+from labkit.core.pagecache import PageCache
 from labkit.errors import IterMisuseError
 
 __version__ = "0.1.0"
@@ -39,9 +42,12 @@ __all__ = [
     "UIO_FASTIOV",
     "UIO_MAXIOV",
     "Direction",
+    "Folio",
+    "FolioQueue",
     "IovIter",
     "IterMisuseError",
     "Mapping",
+    "PageCache",
     "UserMemory",
     "__version__",
     "build_info",

@@ -37,6 +37,10 @@ BASE_CFLAGS = [
     "-Wextra",
     "-Wno-unused-parameter",
     "-Wno-missing-field-initializers",
+    # every dispatch on the iterator type is a switch on the enum with no
+    # default: a type left out is a build error, not an iovec
+    "-Wswitch",
+    "-Werror=switch",
 ]
 SANITIZE_FLAGS = [
     "-fsanitize=address,undefined",

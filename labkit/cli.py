@@ -47,8 +47,32 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"  bytes at addr+8192: {list(m.array[8192:8207])}")
     it.revert(20)
     print(f"revert(20): {it!r}, current segment (addr, len) = {it.iovec()}")
+    _demo_all_types(labkit, mem, m)
     print(f"C core built with: {labkit.build_info()['cflags']}")
     return 0
+
+
+def _demo_all_types(labkit, mem, m) -> None:
+    """One iterator of each of the kernel's seven types over 8 KiB, each given 5000 bytes."""
+    page, dest = labkit.PAGE_SIZE, labkit.ITER_DEST
+    buf = m.array[: 2 * page]
+    cache = labkit.PageCache()
+    cache.populate(0, 2)
+    queue = labkit.FolioQueue()
+    queue.extend([0, 0])
+    iters = [
+        labkit.import_ubuf(dest, m.addr, 2 * page, mem),
+        labkit.import_iovec(dest, [(m.addr, page), (m.addr + page, page)], mem),
+        labkit.IovIter.kvec(dest, [buf[:page], buf[page:]]),
+        labkit.IovIter.bvec(dest, [(buf, 0, page), (buf, page, page)]),
+        labkit.IovIter.discard(dest, 2 * page),
+        labkit.IovIter.xarray(dest, cache, 0, 2 * page),
+        labkit.IovIter.folio_queue(dest, queue, 0, 0, 2 * page),
+    ]
+    print("the kernel's seven iterator types, 8 KiB each, copy_to_iter(5000 bytes):")
+    for it in iters:
+        copied = it.copy_to_iter(bytes(5000))
+        print(f"  {it.iter_type:<7} -> {copied}: {it!r}")
 
 
 def _info_args(parser: argparse.ArgumentParser) -> None:

@@ -67,12 +67,20 @@ directions = st.one_of(st.sampled_from([labkit.ITER_DEST, labkit.ITER_SOURCE, 0,
 
 
 class World:
-    """A UserMemory with two live mappings and one unmapped one."""
+    """A UserMemory with two live mappings, one unmapped one, and a writable page
+    followed by a PROT_NONE hole and a read-only page."""
 
     def __init__(self) -> None:
         self.mem = UserMemory()
         self.a = self.mem.map(2 * PAGE)
         self.b = self.mem.map(PAGE)
+        self.c, self.hole, self.ro = self.mem.map_contiguous(
+            [
+                (PAGE, labkit.core.memory.PROT_RW),
+                (PAGE, labkit.core.memory.PROT_NONE),
+                (PAGE, labkit.core.memory.PROT_READ),
+            ]
+        )
         gone = self.mem.map(PAGE)
         self.mem.unmap(gone)
         self.gone = gone
@@ -88,6 +96,12 @@ class World:
                     self.b.addr,
                     self.gone.addr,
                     self.gone.addr + 10,
+                    self.c.end - 3,
+                    self.hole.addr,
+                    self.ro.addr,
+                    self.ro.end - 1,
+                    labkit.core.memory.USER_PTR_MAX,
+                    0,
                 ]
             ),
             st.builds(lambda k: self.a.addr + k, st.integers(-PAGE, 3 * PAGE)),
@@ -122,7 +136,7 @@ class World:
 
 def build(data, w: World):
     """One iterator built from arbitrary arguments, or None if it was refused."""
-    which = data.draw(st.integers(0, 8))
+    which = data.draw(st.integers(0, 10))
     d = data.draw(directions)
     try:
         if which == 0:
@@ -161,6 +175,8 @@ def build(data, w: World):
             )
         if which == 7:
             return labkit.import_ubuf(d, data.draw(w.addresses()), data.draw(values), w.mem)
+        if which in (9, 10):
+            return build_folio_iter(data, w, d, which == 9)
         return labkit.import_single_range(
             d,
             data.draw(w.addresses()),
@@ -170,6 +186,68 @@ def build(data, w: World):
         )
     except ALLOWED:
         return None
+
+
+def folio_arg(data, w: World):
+    """A folio or an order, or junk: fresh memory, pages of a mapping (aligned or not)."""
+    arr = w.a.array
+    return data.draw(
+        st.one_of(
+            st.sampled_from([0, 1, 2]),
+            values,
+            st.builds(
+                lambda k, n: arr[k : k + n],
+                st.sampled_from([0, 1, PAGE]),
+                st.sampled_from([PAGE, 2 * PAGE, PAGE - 1, 0]),
+            ),
+            st.just(w.gone.array),
+        )
+    )
+
+
+def build_folio_iter(data, w: World, d, xarray: bool):
+    """An XARRAY over a PageCache or a FOLIOQ over a FolioQueue, from arbitrary arguments."""
+    if xarray:
+        cache = labkit.PageCache()
+        for _ in range(data.draw(st.integers(0, 4))):
+            folio = folio_arg(data, w)
+            try:
+                cache.add(
+                    data.draw(st.one_of(st.integers(0, 8), values)),
+                    folio if isinstance(folio, int) else labkit.Folio.of(folio),
+                )
+            except ALLOWED:
+                pass
+        for call in (lambda: cache.erase(data.draw(values)), lambda: cache.load(data.draw(values))):
+            try:
+                call()
+            except ALLOWED:
+                pass
+        return IovIter.xarray(
+            d, data.draw(st.one_of(st.just(cache), values)), data.draw(values), data.draw(values)
+        )
+    queue = labkit.FolioQueue()
+    for _ in range(data.draw(st.one_of(st.integers(0, 4), st.integers(30, 34)))):
+        folio = folio_arg(data, w)
+        try:
+            queue.append(folio if isinstance(folio, int) else labkit.Folio.of(folio))
+        except ALLOWED:
+            pass
+    try:
+        queue.clear(data.draw(values), data.draw(values))
+    except ALLOWED:
+        pass
+    it = IovIter.folio_queue(
+        d,
+        data.draw(st.one_of(st.just(queue), values)),
+        data.draw(st.one_of(st.integers(0, 31), values)),
+        data.draw(st.one_of(st.integers(0, PAGE), values)),
+        data.draw(st.one_of(st.none(), values)),
+        segment=data.draw(st.one_of(st.just(0), values)),
+    )
+    if data.draw(st.booleans()):
+        queue.free()
+    return it
 
 
 def poke(data, it) -> None:
@@ -187,6 +265,7 @@ def poke(data, it) -> None:
                     "zero",
                     "npages",
                     "query",
+                    "extract",
                 ]
             )
         )
@@ -210,6 +289,8 @@ def poke(data, it) -> None:
                     it.zero(arg)
             elif op == "npages":
                 it.npages(arg)
+            elif op == "extract":
+                it.extract_pages(arg, data.draw(values))
             else:
                 repr(it)
                 it.state()
@@ -223,7 +304,9 @@ def poke(data, it) -> None:
 def memory_calls(data, w: World) -> None:
     a, b = data.draw(values), data.draw(values)
     for call in (
-        lambda: w.mem.access_ok(a, b),
+        lambda: w.mem.is_mapped(a, b),
+        lambda: w.mem.accessible(a, b, write=True),
+        lambda: labkit.core.memory.access_ok(a, b),
         lambda: w.mem.view(a, b),
         lambda: w.mem.find(a),
         lambda: w.mem.unmap(data.draw(st.one_of(values, st.just(w.gone)))),
@@ -235,10 +318,23 @@ def memory_calls(data, w: World) -> None:
             pass
     try:
         size = data.draw(values)
-        m = w.mem.map(size, align=data.draw(st.one_of(st.just(PAGE), values)))
+        m = w.mem.map(
+            size,
+            align=data.draw(st.one_of(st.just(PAGE), values)),
+            prot=data.draw(st.one_of(st.sampled_from([0, 1, 3]), values)),
+        )
     except ALLOWED:
         return
     w.mem.unmap(m)
+    try:
+        pieces = data.draw(
+            st.lists(st.tuples(values, st.one_of(st.sampled_from([0, 1, 3]), values)), max_size=3)
+        )
+        ms = w.mem.map_contiguous(pieces)
+    except ALLOWED:
+        return
+    for m in ms:
+        w.mem.unmap(m)
 
 
 def main(examples: int) -> int:

@@ -9,12 +9,11 @@ ValueError (IterMisuseError included) and TypeError may come out.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
-
-from childproc import run_python
 
 from labkit.config import quick_mode
 
@@ -22,8 +21,18 @@ DRIVER = Path(__file__).with_name("bad_input_driver.py")
 
 
 def run_driver(examples: int, timeout: float = 120) -> subprocess.CompletedProcess:
-    # run_python puts this checkout first on the child's path: the child tests this labkit
-    return run_python([str(DRIVER), str(examples)], timeout=timeout)
+    env = os.environ.copy()
+    # the labkit of this checkout, not whichever the interpreter would find first
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(DRIVER.parent.parent), env.get("PYTHONPATH")) if p
+    )
+    return subprocess.run(
+        [sys.executable, str(DRIVER), str(examples)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def describe(proc: subprocess.CompletedProcess) -> str:

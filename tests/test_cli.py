@@ -53,3 +53,10 @@ def test_bench_no_save(tmp_path, monkeypatch, capsys):
         cli.main(["bench", "copy", "--quick", "--repeats", "1", "--no-save", "--no-progress"]) == 0
     )
     assert results.runs("core-copy", tmp_path) == []
+
+
+def test_demo_lists_all_seven_iterator_types(capsys):
+    assert cli.main(["demo"]) == 0
+    out = capsys.readouterr().out
+    for kind in ("UBUF", "IOVEC", "KVEC", "BVEC", "DISCARD", "XARRAY", "FOLIOQ"):
+        assert f"  {kind:<7} -> 5000: IovIter({kind}, ITER_DEST, count=3192" in out, kind

@@ -10,12 +10,11 @@ import numpy as np
 import pytest
 
 import labkit
-from labkit import ITER_DEST, ITER_SOURCE, PAGE_SIZE, io_import_fixed, register_buffer
+from labkit import ITER_DEST, ITER_SOURCE, PAGE_SIZE, io_import_fixed, live, register_buffer
 from labkit.config import quick_mode
 from labkit.core.fixed import SEEKS
 from labkit.experiments import fixed_seek
 from labkit.measure import timers
-from labkit import live
 
 MiB = 1 << 20
 GiB = 1 << 30

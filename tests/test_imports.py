@@ -8,10 +8,14 @@ import_iovec() those calls run; the cases below are its version of them,
 plus the limits around them (UIO_MAXIOV, UIO_FASTIOV, MAX_RW_COUNT) and the
 6.3/6.4 change that turns one segment into ITER_UBUF.
 
-One deliberate difference: the kernel's access_ok() only checks that a range
-lies below TASK_SIZE and finds an unmapped page when the copy faults; the
-model also requires the range to be mapped at import, so LTP's "bad address"
-cases fail at import here (EFAULT) rather than in the copy.
+As in the kernel, an import checks only that each range lies in user space
+(access_ok(): it must end at or below 0x7ffffffff000, and an empty segment's
+address is checked too); a range that is in user space but not mapped is
+imported, and the copy faults on it: it stops at the first unreachable byte
+and returns the bytes done.  So readv02's (caddr_t)-1 fails at import, while a
+readv into unmapped memory fails with EFAULT only because its copy moves
+nothing.  tests/test_kernel_differential.py compares all of this with the
+running kernel.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import pytest
 
 import labkit
 from labkit import ITER_DEST, ITER_SOURCE, MAX_RW_COUNT, IovIter, IterMisuseError
+from labkit._ffi import lib
+from labkit.core.memory import PROT_NONE, PROT_READ, PROT_RW, USER_PTR_MAX, access_ok
 
 PAGE = labkit.PAGE_SIZE
 CHUNK = 64
@@ -92,9 +98,9 @@ def test_writev01_block7_chunk_empty_and_null_vectors(mem, buf):
     assert it.copy_from_iter(4 * CHUNK) == b"\x07" * CHUNK
 
 
-def test_zero_length_segment_with_bad_address_is_accepted_and_skipped(mem, buf):
+def test_zero_length_segment_at_a_user_address_is_accepted_and_skipped(mem, buf):
     bad = unmapped_address(mem)
-    vecs = [(buf.addr, 10), (bad, 0), (-1, 0), (2**64 - 1, 0), (2**70, 0), (buf.addr + 100, 10)]
+    vecs = [(buf.addr, 10), (bad, 0), (0, 0), (USER_PTR_MAX, 0), (bad, 0), (buf.addr + 100, 10)]
     it = labkit.import_iovec(ITER_DEST, vecs, mem)
     assert state(it) == ("IOVEC", 20, 0, 6, 0)
     it.advance(10)  # steps over the four empty segments
@@ -103,6 +109,30 @@ def test_zero_length_segment_with_bad_address_is_accepted_and_skipped(mem, buf):
     assert it.copy_to_iter(b"\x01" * 20) == 20
     assert (buf.array[:10] == 1).all() and (buf.array[100:110] == 1).all()
     assert int(buf.array.sum()) == 20
+
+
+@pytest.mark.parametrize("kernel", ["6.3", "6.4"])
+@pytest.mark.parametrize(
+    "addr", [USER_PTR_MAX + 1, 0x800000000000, 0xFFFF800000000000, 2**64 - 1, -1, 2**70]
+)
+def test_zero_length_segment_outside_user_space_is_efault(mem, buf, kernel, addr):
+    # access_ok(addr, 0) still checks the address (the kernel: EFAULT for
+    # [(0xffff800000000000, 0), (M, 8)]); an int outside 64 bits is no address at all
+    with pytest.raises(OSError, match="segment 1 ") as exc:
+        labkit.import_iovec(ITER_DEST, [(buf.addr, 8), (addr, 0)], mem, kernel=kernel)
+    assert exc.value.errno == errno.EFAULT
+    for one in ([(addr, 0)],):
+        with pytest.raises(OSError, match="segment 0 ") as exc:
+            labkit.import_iovec(ITER_DEST, one, mem, kernel=kernel)
+        assert exc.value.errno == errno.EFAULT
+    for call in (
+        lambda: labkit.import_ubuf(ITER_DEST, addr, 0, mem),
+        lambda: labkit.import_single_range(ITER_DEST, addr, 0, mem, kernel=kernel),
+    ):
+        with pytest.raises(OSError) as exc:
+            call()
+        assert exc.value.errno == errno.EFAULT
+    assert not buf.array.any()
 
 
 # ---- readv02 / writev01: EINVAL --------------------------------------------------------
@@ -147,21 +177,43 @@ def test_uio_maxiov_segments_are_accepted(mem, buf):
 
 
 @pytest.mark.parametrize("kernel", ["6.3", "6.4"])
-def test_bad_address_is_efault_naming_the_segment(mem, buf, kernel):
-    bad = unmapped_address(mem)
+def test_range_outside_user_space_is_efault_naming_the_segment(mem, buf, kernel):
+    past_top = (USER_PTR_MAX - CHUNK + 1, CHUNK)  # ends one byte above user space
     for pos in range(3):
         vecs = [(buf.addr, CHUNK), (buf.addr + CHUNK, CHUNK), (buf.addr + 2 * CHUNK, CHUNK)]
-        vecs[pos] = (bad, CHUNK)
+        vecs[pos] = past_top
         with pytest.raises(OSError, match=f"segment {pos} ") as exc:
             labkit.import_iovec(ITER_DEST, vecs, mem, kernel=kernel)
         assert exc.value.errno == errno.EFAULT
     with pytest.raises(OSError, match="segment 0") as exc:
-        labkit.import_iovec(ITER_DEST, [(bad, CHUNK)], mem, kernel=kernel)
+        labkit.import_iovec(ITER_DEST, [past_top], mem, kernel=kernel)
     assert exc.value.errno == errno.EFAULT
+    # ending exactly at the top is in user space
+    it = labkit.import_iovec(
+        ITER_DEST, [(USER_PTR_MAX - CHUNK, CHUNK), (buf.addr, 1)], mem, kernel=kernel
+    )
+    assert it.count == CHUNK + 1
     assert not buf.array.any()
 
 
-@pytest.mark.parametrize("addr", [-1, 2**64 - 1, 2**64, 2**100, 0])
+@pytest.mark.parametrize("kernel", ["6.3", "6.4"])
+def test_unmapped_segment_is_imported_and_the_copy_stops_at_it(mem, buf, kernel):
+    bad = unmapped_address(mem)
+    for pos in range(3):
+        buf.array[:] = 0
+        vecs = [(buf.addr, CHUNK), (buf.addr + CHUNK, CHUNK), (buf.addr + 2 * CHUNK, CHUNK)]
+        vecs[pos] = (bad, CHUNK)
+        it = labkit.import_iovec(ITER_DEST, vecs, mem, kernel=kernel)
+        assert state(it) == ("IOVEC", 3 * CHUNK, 0, 3, 0)
+        assert it.copy_to_iter(b"\x07" * (3 * CHUNK)) == pos * CHUNK  # the bytes before the hole
+        assert state(it) == ("IOVEC", (3 - pos) * CHUNK, 0, 3 - pos, pos)
+        assert int((buf.array == 7).sum()) == pos * CHUNK
+    it = labkit.import_iovec(ITER_DEST, [(bad, CHUNK)], mem, kernel=kernel)
+    assert it.copy_to_iter(b"\x07" * CHUNK) == 0 and it.count == CHUNK
+    assert it.zero(CHUNK) == 0 and it.count == CHUNK
+
+
+@pytest.mark.parametrize("addr", [-1, 2**64 - 1, 2**64, 2**100, 0xFFFF800000000000])
 def test_readv02_address_minus_one_and_other_impossible_addresses(mem, addr):
     # readv02 uses (caddr_t)-1: it wraps, or lies outside the address space
     with pytest.raises(OSError, match="segment 1") as exc:
@@ -169,27 +221,101 @@ def test_readv02_address_minus_one_and_other_impossible_addresses(mem, addr):
     assert exc.value.errno == errno.EFAULT
 
 
-def test_segment_running_off_the_end_of_a_mapping_is_efault(mem, buf):
-    with pytest.raises(OSError, match="segment 0") as exc:
-        labkit.import_iovec(ITER_DEST, [(buf.addr + buf.size - 10, 11), (buf.addr, 1)], mem)
-    assert exc.value.errno == errno.EFAULT
-    it = labkit.import_iovec(ITER_DEST, [(buf.addr + buf.size - 10, 10), (buf.addr, 1)], mem)
-    assert it.count == 11
+@pytest.mark.parametrize("kernel", ["6.3", "6.4"])
+def test_null_is_a_user_address_the_copy_faults_on(mem, buf, kernel):
+    # readv([(M, 8), (NULL, 5)]) returns 8 on the running kernel
+    it = labkit.import_iovec(ITER_DEST, [(buf.addr, 8), (0, 5)], mem, kernel=kernel)
+    assert it.count == 13
+    assert it.copy_to_iter(b"\x01" * 13) == 8
+    assert state(it) == ("IOVEC", 5, 0, 1, 1)
+    one = labkit.import_iovec(ITER_DEST, [(0, 5)], mem, kernel=kernel)
+    assert one.copy_to_iter(b"\x01" * 5) == 0
 
 
-def test_import_ubuf_and_single_range_efault(mem, buf):
+def test_segment_running_off_the_end_of_a_mapping_faults_at_the_end(mem, buf):
+    it = labkit.import_iovec(ITER_DEST, [(buf.addr + buf.size - 10, 11), (buf.addr, 1)], mem)
+    assert it.count == 12
+    assert it.copy_to_iter(b"\x02" * 12) == 10
+    assert state(it) == ("IOVEC", 2, 10, 2, 0)  # advanced by exactly the 10 bytes
+    assert (buf.array[-10:] == 2).all() and buf.array[0] == 0
+    assert it.copy_to_iter(b"\x02" * 2) == 0  # still at the fault: nothing moves
+    assert state(it) == ("IOVEC", 2, 10, 2, 0)
+
+
+def test_import_ubuf_and_single_range_do_not_check_mappings(mem, buf):
     bad = unmapped_address(mem)
+    for it in (
+        labkit.import_ubuf(ITER_DEST, bad, 10, mem),
+        labkit.import_single_range(ITER_DEST, bad, 10, mem, kernel="6.3"),
+        labkit.import_single_range(ITER_DEST, bad, 10, mem, kernel="6.4"),
+    ):
+        assert it.count == 10
+        assert it.copy_to_iter(b"x" * 10) == 0 and it.count == 10
+    it = labkit.import_ubuf(ITER_DEST, buf.addr, buf.size + 1, mem)
+    assert it.copy_to_iter(b"\x03" * (buf.size + 1)) == buf.size
+    assert (it.count, it.iov_offset) == (1, buf.size)
     for call in (
-        lambda: labkit.import_ubuf(ITER_DEST, bad, 10, mem),
-        lambda: labkit.import_single_range(ITER_DEST, bad, 10, mem, kernel="6.3"),
-        lambda: labkit.import_single_range(ITER_DEST, bad, 10, mem, kernel="6.4"),
-        lambda: labkit.import_ubuf(ITER_DEST, buf.addr, buf.size + 1, mem),
+        lambda: labkit.import_ubuf(ITER_DEST, USER_PTR_MAX - 9, 10, mem),
+        lambda: labkit.import_single_range(ITER_DEST, USER_PTR_MAX, 1, mem, kernel="6.3"),
+        lambda: labkit.import_single_range(ITER_DEST, -1, 1, mem, kernel="6.4"),
     ):
         with pytest.raises(OSError) as exc:
             call()
         assert exc.value.errno == errno.EFAULT
-    # an empty buffer is never touched, whatever its address
+    assert labkit.import_ubuf(ITER_DEST, USER_PTR_MAX - 10, 10, mem).count == 10
     assert labkit.import_ubuf(ITER_DEST, bad, 0, mem).count == 0
+
+
+# ---- faults at copy time: holes, read-only memory ----------------------------------------
+
+
+def test_access_ok_is_the_x86_64_range_check():
+    assert USER_PTR_MAX == 0x7FFFFFFFF000 == lib.LK_USER_PTR_MAX
+    assert (PROT_READ, labkit.core.memory.PROT_WRITE) == (lib.LK_PROT_READ, lib.LK_PROT_WRITE)
+    assert access_ok(0, 0) and access_ok(0, USER_PTR_MAX) and not access_ok(0, USER_PTR_MAX + 1)
+    assert access_ok(USER_PTR_MAX, 0) and not access_ok(USER_PTR_MAX + 1, 0)
+    assert access_ok(USER_PTR_MAX - 10, 10) and not access_ok(USER_PTR_MAX - 10, 11)
+    assert not access_ok(0xFFFF800000000000, 0) and not access_ok(2**64 - 1, 2)  # wraps
+    assert not access_ok(-1, 0) and not access_ok(0, 2**64) and not access_ok(0, -1)
+    assert access_ok(0x1000, 2**46) and not access_ok(0x1000, 2**62)
+
+
+@pytest.mark.parametrize("kernel", ["6.3", "6.4"])
+def test_copy_into_a_segment_that_runs_into_a_hole(mem, kernel):
+    a, hole, b = mem.map_contiguous([(2 * PAGE, PROT_RW), (PAGE, PROT_NONE), (PAGE, PROT_RW)])
+    assert (hole.addr, b.addr) == (a.end, hole.end)
+    start = a.end - 100
+    it = labkit.import_iovec(ITER_DEST, [(start, 300)], mem, kernel=kernel)
+    assert it.copy_to_iter(b"\x05" * 300) == 100  # preadv2([(U-100, 300)]): 100
+    assert (it.count, it.iov_offset) == (200, 100)
+    assert (a.array[-100:] == 5).all() and not a.array[:-100].any() and not b.array.any()
+    it = labkit.import_iovec(
+        ITER_DEST, [(a.addr, 10), (hole.addr + 5, 10), (b.addr, 10)], mem, kernel=kernel
+    )
+    assert it.copy_to_iter(b"\x06" * 30) == 10  # stops at the hole, skips nothing
+    assert state(it) == ("IOVEC", 20, 0, 2, 1)
+    assert it.zero(20) == 0 and not b.array.any()
+    with pytest.raises(OSError) as exc:
+        _ = hole.array
+    assert exc.value.errno == errno.EFAULT
+    assert mem.accessible(start, 300, write=True) == 100 and not mem.is_mapped(hole.addr, 1)
+
+
+def test_read_only_memory_can_be_read_not_written(mem):
+    rw, ro = mem.map_contiguous([(PAGE, PROT_RW), (PAGE, PROT_READ)])
+    rw.array[:] = 1
+    assert not ro.array.flags.writeable and not ro.array.any()
+    src = labkit.import_iovec(ITER_SOURCE, [(rw.end - 4, 8)], mem)
+    assert src.copy_from_iter(8) == b"\x01" * 4 + b"\x00" * 4  # readable: all 8
+    dst = labkit.import_iovec(ITER_DEST, [(rw.end - 4, 8)], mem)
+    assert dst.copy_to_iter(b"\x09" * 8) == 4  # writable: only the first 4
+    assert (dst.count, dst.iov_offset) == (4, 4)
+    zero = labkit.import_ubuf(ITER_DEST, ro.addr, 10, mem)
+    assert zero.zero(10) == 0 and zero.count == 10
+    assert not ro.array.any()
+    assert mem.is_mapped(ro.addr, PAGE) and not mem.is_mapped(ro.addr, PAGE, write=True)
+    assert mem.accessible(rw.addr, 2 * PAGE) == 2 * PAGE
+    assert mem.accessible(rw.addr, 2 * PAGE, write=True) == PAGE
 
 
 # ---- UIO_FASTIOV: 8 segments on the stack, more allocated --------------------------------
@@ -264,11 +390,11 @@ def test_one_segment_longer_than_max_rw_count_is_clamped(big, kernel, kind):
         assert single.count == MAX_RW_COUNT
 
 
-def test_import_ubuf_clamps_before_it_checks_import_iovec_checks_the_whole_segment(big):
+def test_import_ubuf_clamps_before_it_checks_import_iovec_checks_the_whole_segment(mem, buf):
     # import_ubuf() clamps the length, then calls access_ok(); __import_iovec()
     # calls access_ok() on each segment's full length, then clamps the total.
-    mem, m = big
-    too_long = m.size + GIB  # runs past the mapping, but its first 2 GiB are mapped
+    m = buf
+    too_long = USER_PTR_MAX - m.addr + 1  # ends past user space; its first 2 GiB do not
     assert labkit.import_ubuf(ITER_DEST, m.addr, too_long, mem).count == MAX_RW_COUNT
     assert labkit.import_iovec(ITER_DEST, [(m.addr, too_long)], mem).count == MAX_RW_COUNT
     with pytest.raises(OSError, match="segment 0") as exc:
@@ -374,7 +500,7 @@ def test_unmap_twice_and_foreign_mapping(mem):
     other = labkit.UserMemory().map(PAGE)
     with pytest.raises(OSError):
         mem.unmap(other)
-    assert not mem.access_ok(other.addr, 1)
+    assert not mem.is_mapped(other.addr, 1)
 
 
 # ---- direction --------------------------------------------------------------------------------
@@ -471,7 +597,7 @@ def test_mapping_attributes(mem):
     m = mem.map(3 * PAGE, align=4 * PAGE)
     assert m.addr % (4 * PAGE) == 0 and m.size == 3 * PAGE and m.end == m.addr + 3 * PAGE
     assert m.array.dtype == np.uint8 and m.array.size == 3 * PAGE and m.array.flags.writeable
-    assert mem.access_ok(m.addr, 3 * PAGE) and not mem.access_ok(m.addr, 3 * PAGE + 1)
+    assert mem.is_mapped(m.addr, 3 * PAGE) and not mem.is_mapped(m.addr, 3 * PAGE + 1)
     assert mem.find(m.addr + 5) is m and mem.find(m.end) is None
     for size, align in ((0, PAGE), (-1, PAGE), (PAGE, 3000), (PAGE, 3 * PAGE)):
         with pytest.raises(OSError) as exc:
@@ -503,27 +629,52 @@ def waits_for_the_lock(mem, call):
 @pytest.mark.parametrize(
     "call",
     [
-        lambda mem, m: labkit.import_iovec(ITER_DEST, [(m.addr, 10), (m.addr + 10, 10)], mem),
-        lambda mem, m: labkit.import_iovec(ITER_DEST, [(m.addr, 10)], mem, kernel="6.3"),
-        lambda mem, m: pytest.raises(
-            OSError, labkit.import_iovec, ITER_DEST, [(m.addr, 10), (1, 10)], mem
+        lambda mem, m: labkit.import_iovec(
+            ITER_DEST, [(m.addr, 10), (m.addr + 10, 10)], mem
+        ).copy_to_iter(b"x" * 20),
+        lambda mem, m: labkit.import_iovec(
+            ITER_SOURCE, [(m.addr, 10)], mem, kernel="6.3"
+        ).copy_from_iter(10),
+        lambda mem, m: labkit.import_iovec(ITER_DEST, [(m.addr, 10), (1, 10)], mem).copy_to_iter(
+            b"x" * 20
         ),
-        lambda mem, m: labkit.import_ubuf(ITER_DEST, m.addr, 10, mem),
-        lambda mem, m: labkit.import_single_range(ITER_DEST, m.addr, 10, mem, kernel="6.3"),
-        lambda mem, m: mem.access_ok(m.addr, 10),
+        lambda mem, m: labkit.import_ubuf(ITER_DEST, m.addr, 10, mem).zero(10),
+        lambda mem, m: labkit.import_single_range(
+            ITER_DEST, m.addr, 10, mem, kernel="6.3"
+        ).copy_to_iter(b"x"),
+        lambda mem, m: mem.is_mapped(m.addr, 10),
+        lambda mem, m: mem.accessible(m.addr, 10),
         lambda mem, m: mem.find(m.addr),
         lambda mem, m: mem.mappings,
+        lambda mem, m: mem.map(PAGE),
     ],
     ids=[
-        "iovec",
-        "iovec-6.3",
-        "iovec-efault",
-        "ubuf",
+        "iovec-copy",
+        "iovec-6.3-copy-from",
+        "iovec-fault",
+        "ubuf-zero",
         "single_range",
-        "access_ok",
+        "is_mapped",
+        "accessible",
         "find",
         "mappings",
+        "map",
     ],
 )
 def test_address_space_reads_take_the_lock(mem, buf, call):
     assert waits_for_the_lock(mem, lambda: call(mem, buf))
+
+
+def test_imports_do_not_read_the_address_space(mem, buf):
+    # access_ok() needs no mapping: an import proceeds while map()/unmap() hold the lock
+    out = []
+    thread = threading.Thread(
+        target=lambda: out.append(
+            labkit.import_iovec(ITER_DEST, [(buf.addr, 10), (1, 10)], mem).count
+        ),
+        daemon=True,
+    )
+    with mem.lock:
+        thread.start()
+        thread.join(30)
+        assert out == [20]

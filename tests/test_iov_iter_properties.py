@@ -1,5 +1,10 @@
 """Property tests: random segment layouts and operation sequences against tests/oracle.py.
 
+The second half does the same for XARRAY and FOLIOQ: random page caches (with
+holes, folios of order 0..2) and folio queues (up to 40 folios, so that walks
+cross the 31-slot segment boundary, some slots cleared), with page listing
+(extract_pages) among the operations.
+
 Every example builds one iterator of a random type over a random layout of
 segments (empty ones included, overlapping allowed, crossing pages) inside one
 real mapping, and the same iterator in the oracle; then it applies a random
@@ -20,7 +25,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import MAX_RW_COUNT, Oracle, OracleMisuse, Seg
+from oracle import (
+    FOLIOQ_NR_SLOTS,
+    MAX_RW_COUNT,
+    FolioqOracle,
+    Oracle,
+    OracleMisuse,
+    Seg,
+    XarrayOracle,
+)
 
 import labkit
 from labkit.config import quick_mode
@@ -244,3 +257,221 @@ def test_advance_then_revert_is_identity(arena, layout, cut):
         orc.revert(moved)
         assert snapshot(it) == orc.state()
         assert it.count == count
+
+
+# ---- XARRAY and FOLIOQ ------------------------------------------------------------------
+
+FOLIO_ARENA_PAGES = 48
+
+
+@pytest.fixture(scope="module")
+def folio_arena():
+    mem = labkit.UserMemory()
+    return mem.map(FOLIO_ARENA_PAGES * PAGE)
+
+
+@st.composite
+def xarray_layouts(draw):
+    """{first index: order}, holes between; at most FOLIO_ARENA_PAGES pages of folios."""
+    folios, index, pages = {}, 0, 0
+    for _ in range(draw(st.integers(0, 14))):
+        if draw(st.integers(0, 3)) == 0:
+            index += draw(st.integers(1, 3))  # a hole
+            continue
+        order = draw(st.sampled_from([0, 0, 0, 1, 2]))
+        while index % (1 << order):
+            order -= 1
+        if pages + (1 << order) > FOLIO_ARENA_PAGES:
+            break
+        folios[index] = order
+        index += 1 << order
+        pages += 1 << order
+    span = (index + 2) * PAGE
+    start = draw(st.integers(0, span))
+    count = draw(st.integers(0, span - start))
+    return folios, start, count
+
+
+@st.composite
+def folioq_layouts(draw):
+    """Orders of the folios in queue order, cleared slots, and where the iterator starts."""
+    orders, pages = [], 0
+    # often more than 31 folios, so that the walks cross a segment boundary
+    for _ in range(draw(st.one_of(st.integers(0, 40), st.integers(30, 40)))):
+        order = draw(st.sampled_from([0, 0, 0, 0, 0, 1, 2]))
+        if pages + (1 << order) > FOLIO_ARENA_PAGES:
+            order = 0
+        if pages + 1 > FOLIO_ARENA_PAGES:
+            break
+        orders.append(order)
+        pages += 1 << order
+    cleared = draw(st.sets(st.integers(0, len(orders) - 1), max_size=3)) if orders else set()
+    nsegs = max(1, -(-len(orders) // FOLIOQ_NR_SLOTS))
+    seg = draw(st.integers(0, nsegs - 1))
+    filled = min(FOLIOQ_NR_SLOTS, len(orders) - seg * FOLIOQ_NR_SLOTS)
+    slot = draw(st.one_of(st.integers(0, FOLIOQ_NR_SLOTS), st.just(FOLIOQ_NR_SLOTS)))
+    g = seg * FOLIOQ_NR_SLOTS + slot
+    offset = draw(st.integers(0, (PAGE << orders[g]) - 1)) if slot < filled else 0
+    return orders, sorted(cleared), seg, slot, offset
+
+
+def place(orders, rng):
+    """Arena offsets for folios of these orders, in a shuffled order, page-aligned."""
+    order_of_placing = rng.permutation(len(orders))
+    offsets, at = [0] * len(orders), 0
+    for k in order_of_placing:
+        offsets[k] = at * PAGE
+        at += 1 << orders[k]
+    return offsets
+
+
+def folio_view(mapping, off, order):
+    return labkit.Folio.of(mapping.array[off : off + (PAGE << order)])
+
+
+def build_folio_iter(kind, dest, layout, mapping, rng):
+    d = labkit.ITER_DEST if dest else labkit.ITER_SOURCE
+    memory = mapping.array.copy()
+    if kind == "XARRAY":
+        folios, start, count = layout
+        firsts = sorted(folios)
+        offsets = place([folios[f] for f in firsts], rng)
+        cache = labkit.PageCache()
+        for f, off in zip(firsts, offsets, strict=True):
+            cache.add(f, folio_view(mapping, off, folios[f]))
+        it = labkit.IovIter.xarray(d, cache, start, count)
+        table = {f: (folios[f], off) for f, off in zip(firsts, offsets, strict=True)}
+        return it, cache, XarrayOracle(table, start, count, dest, memory)
+    orders, cleared, seg, slot, offset = layout
+    offsets = place(orders, rng)
+    queue = labkit.FolioQueue()
+    for order, off in zip(orders, offsets, strict=True):
+        queue.append(folio_view(mapping, off, order))
+    for g in cleared:
+        queue.clear(g // FOLIOQ_NR_SLOTS, g % FOLIOQ_NR_SLOTS)
+    slots = [
+        (None if g in cleared else off, PAGE << order)
+        for g, (order, off) in enumerate(zip(orders, offsets, strict=True))
+    ]
+    first = seg * FOLIOQ_NR_SLOTS + slot
+    capacity = sum(size for _, size in slots[first:]) - offset
+    count = int(rng.integers(0, max(capacity, 0) + 1))
+    it = labkit.IovIter.folio_queue(d, queue, slot, offset, count, segment=seg)
+    orc = FolioqOracle(
+        slots,
+        queue.nr_segments,
+        first,
+        offset,
+        count,
+        dest,
+        memory,
+        at_slot_31=slot == FOLIOQ_NR_SLOTS,
+    )
+    return it, queue, orc
+
+
+def folio_snapshot(it, container):
+    s = (it.count, it.iov_offset, it.nr_segs, it.seg_index)
+    if it.iter_type == "FOLIOQ":
+        return s, container.position(it)
+    return s, None
+
+
+def folio_expected(orc):
+    return orc.state(), (orc.where() if isinstance(orc, FolioqOracle) else None)
+
+
+@PROFILE
+@given(data=st.data())
+def test_folio_types_match_oracle(folio_arena, data):
+    mapping = folio_arena
+    kind = data.draw(st.sampled_from(["XARRAY", "FOLIOQ"]), label="kind")
+    layout = data.draw(xarray_layouts() if kind == "XARRAY" else folioq_layouts(), label="layout")
+    dest = data.draw(st.booleans(), label="dest")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    mapping.array[:] = rng.integers(0, 256, mapping.size, dtype=np.uint8)
+    it, container, orc = build_folio_iter(kind, dest, layout, mapping, rng)
+    base = mapping.addr
+    assert it.iter_type == kind
+    assert folio_snapshot(it, container) == folio_expected(orc), "after construction"
+    span = max(it.count, 1) + 2 * PAGE
+    names = [
+        "advance",
+        "revert",
+        "truncate",
+        "reexpand",
+        "copy",
+        "copy_wrong",
+        "zero",
+        "query",
+        "extract",
+    ]
+    for step in range(data.draw(st.integers(1, 20), label="steps")):
+        name = data.draw(st.sampled_from(names), label=f"op {step}")
+        n = data.draw(
+            st.one_of(st.integers(0, span), st.just(0), st.just(it.count)), label=f"n {step}"
+        )
+        where = f"step {step}: {name}({n}) on {it!r}"
+        before = folio_snapshot(it, container)
+        if name == "query":
+            assert it.single_seg_count() == orc.single_seg_count(), where
+            assert it.alignment() == orc.alignment(), where
+            assert it.iovec() == orc.iovec(base), where
+            for maxpages in (1, 3, 64):
+                assert it.npages(maxpages) == orc.npages(maxpages), (where, maxpages)
+            continue
+        if name == "extract":
+            maxpages = data.draw(st.sampled_from([1, 2, 8, 64]), label=f"maxpages {step}")
+            expect = orc.extract(n, maxpages, base)
+            got = it.extract_pages(n, maxpages)
+            assert tuple(got) == expect, where
+            assert folio_snapshot(it, container) == folio_expected(orc), where
+            continue
+        try:
+            if name == "advance":
+                orc.advance(n)
+            elif name == "revert":
+                orc.revert(n)
+            elif name == "truncate":
+                orc.truncate(n)
+            elif name == "reexpand":
+                orc.reexpand(n)
+            elif name == "zero":
+                expect = orc.zero(n)
+            elif (name == "copy") == dest:
+                payload = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+                expect = orc.copy_to(payload)
+            else:
+                expect = orc.copy_from(n)
+        except OracleMisuse:
+            with pytest.raises(labkit.IterMisuseError):
+                if name == "revert":
+                    it.revert(n)
+                elif name == "reexpand":
+                    it.reexpand(n)
+                elif name == "zero":
+                    it.zero(n)
+                elif dest:
+                    it.copy_from_iter(n)
+                else:
+                    it.copy_to_iter(b"\x00" * n)
+            assert folio_snapshot(it, container) == before, f"{where}: refused, but moved"
+            continue
+        if name == "advance":
+            it.advance(n)
+        elif name == "revert":
+            it.revert(n)
+        elif name == "truncate":
+            it.truncate(n)
+        elif name == "reexpand":
+            it.reexpand(n)
+        elif name == "zero":
+            assert it.zero(n) == expect, where
+        elif (name == "copy") == dest:
+            assert it.copy_to_iter(payload) == expect, where
+        else:
+            assert it.copy_from_iter(n) == expect, where
+        assert folio_snapshot(it, container) == folio_expected(orc), where
+        if dest and name in ("zero", "copy", "copy_wrong"):
+            assert np.array_equal(mapping.array, orc.memory), f"{where}: memory differs"
+    assert np.array_equal(mapping.array, orc.memory)

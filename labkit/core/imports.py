@@ -5,6 +5,15 @@ the user's iovec array; ``import_ubuf`` and ``import_single_range`` are the
 single-buffer forms.  ``kernel`` selects the era: before Linux 6.4 a single
 segment became an ITER_IOVEC; since 6.4 (the 2023 change reproduced in
 notebook 03) it becomes an ITER_UBUF.
+
+An import checks what the kernel's checks, and nothing more: the number of
+segments (at most UIO_MAXIOV), each length (it must fit in ssize_t), and, with
+``access_ok()``, that each segment's range, empty ones included, lies in user
+space.  It does not check that the memory is mapped: a copy through the
+iterator finds a hole when it reaches it, and stops there with the bytes done
+(see :class:`labkit.memory.UserMemory`), as the kernel's ``copy_to_iter()``
+does.  So ``readv()`` of a segment that runs into unmapped memory returns a
+short count, and only a fault on its very first byte is ``EFAULT``.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from typing import Any
 
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.iov_iter import IovIter, direction_arg
-from labkit.core.memory import UserMemory
+from labkit.core.memory import USER_PTR_MAX, UserMemory
 
 MAX_RW_COUNT = int(lib.LK_MAX_RW_COUNT)
 """INT_MAX rounded down to a page: the most one read or write moves."""
@@ -44,13 +53,18 @@ def _mem_arg(mem: Any) -> UserMemory:
     return mem
 
 
+#: Stands for an address that is no 64-bit value at all: access_ok() refuses it.
+_NOT_AN_ADDRESS = 2**64 - 1
+
+
 def _addr(addr: Any, what: str) -> int:
+    """The address as a C pointer; an int outside 64 bits becomes one access_ok() refuses."""
     try:
         value = addr.__index__()
     except AttributeError:
         raise TypeError(f"{what}: address must be an integer, not {type(addr).__name__}") from None
     if not 0 <= value < 2**64:
-        raise_errno(errno.EFAULT, f"{what}: address {value:#x} is outside the address space")
+        return _NOT_AN_ADDRESS
     return value
 
 
@@ -93,8 +107,11 @@ def import_iovec(
 
     Raises:
         OSError: EINVAL for more than 1024 segments or a length negative as
-            ssize_t; EFAULT for a non-empty segment outside the mapped memory
-            (an empty segment is accepted whatever its address).
+            ssize_t (any segment's: checked before any address); EFAULT for a
+            segment, empty or not, whose range does not lie in user space
+            (``access_ok()``; on 6.4 a single segment's length is clamped to
+            MAX_RW_COUNT first, as ``import_ubuf()`` does).  Unmapped memory is
+            not an error here: the copies fault on it.
     """
     d = direction_arg(direction)
     mem = _mem_arg(mem)
@@ -114,46 +131,42 @@ def import_iovec(
         except (TypeError, ValueError):
             raise TypeError(f"import_iovec: segment {k} must be an (addr, length) pair") from None
         length = _length(length, f"import_iovec: segment {k}")
-        try:
-            addr = _addr(addr, f"import_iovec: segment {k}")
-        except OSError:
-            if length:
-                raise
-            addr = 0  # an empty segment is never touched, whatever its address
+        addr = _addr(addr, f"import_iovec: segment {k}")
         uvec[k].iov_base = addr
         uvec[k].iov_len = length
     fast = ffi.new("struct lk_iovec[]", max(int(fast_segs), 1))
     iovp = ffi.new("struct lk_iovec **")
     it = ffi.new("struct lk_iov_iter *")
-    # the address-space table is read in C with the GIL released: hold the
-    # lock that map()/unmap() take, or a concurrent map() can move the table
-    with mem.lock:
-        ret = lib.lk_import_iovec(
-            d, uvec, len(pairs), int(fast_segs), fast, iovp, it, mem.c_mm, era
-        )
-        if ret < 0:
-            _explain_import_error(-ret, pairs, uvec, mem)
+    # the import does not read the address-space table (only copies do, under mem.lock)
+    ret = lib.lk_import_iovec(d, uvec, len(pairs), int(fast_segs), fast, iovp, it, mem.c_mm, era)
+    if ret < 0:
+        _explain_import_error(-ret, uvec, len(pairs), era)
     heap = iovp[0] != ffi.NULL
     array = ffi.gc(iovp[0], lib.free) if heap else fast
     return IovIter(it, (array, mem), mem=mem, heap_iovecs=heap)
 
 
-def _explain_import_error(err: int, pairs: list, uvec: Any, mem: UserMemory) -> None:
+def _explain_import_error(err: int, uvec: Any, nr_segs: int, era: int) -> None:
     """Raise the import's errno with a message that names the bad segment."""
-    for k in range(len(pairs)):
-        length = int(uvec[k].iov_len)
-        if err == errno.EINVAL and _signed(length) < 0:
-            raise_errno(err, f"import_iovec: segment {k} has a negative length ({_signed(length)})")
-        if err == errno.EFAULT:
+    lengths = [int(uvec[k].iov_len) for k in range(nr_segs)]
+    if err == errno.EINVAL:
+        for k, length in enumerate(lengths):
+            if _signed(length) < 0:
+                raise_errno(
+                    err, f"import_iovec: segment {k} has a negative length ({_signed(length)})"
+                )
+    if err == errno.EFAULT:
+        for k, length in enumerate(lengths):
             addr = int(uvec[k].iov_base)
-            # the C import checks each segment's whole length (as __import_iovec's
-            # access_ok() does, before the MAX_RW_COUNT clamp); the single-segment
-            # UBUF path checks the clamped length, a subset: the whole one covers both
-            if not lib.lk_mm_access_ok(mem.c_mm, addr, length):
+            # __import_iovec() checks each segment's whole length, before the
+            # MAX_RW_COUNT clamp; the 6.4 single-segment (UBUF) path clamps first
+            checked = min(length, MAX_RW_COUNT) if era >= 64 and nr_segs == 1 else length
+            if not lib.lk_access_ok(addr, checked):
                 raise_errno(
                     err,
-                    f"import_iovec: segment {k} [{addr:#x}, +{length}) "
-                    "is not in mapped user memory",
+                    f"import_iovec: segment {k} [{addr:#x}, +{length}) does "
+                    f"not lie in user space (access_ok: it must end at or below "
+                    f"{USER_PTR_MAX:#x})",
                 )
     raise_errno(err, "import_iovec")
 
@@ -162,22 +175,22 @@ def import_ubuf(direction: int, addr: int, length: int, mem: UserMemory) -> IovI
     """Import one user buffer as ITER_UBUF (``import_ubuf``).
 
     The length is clamped to MAX_RW_COUNT; a negative length wraps to a huge
-    size_t, as in C, and is therefore clamped too.
+    size_t, as in C, and is therefore clamped too.  Whether the memory is
+    mapped is found out by the copies, not here.
 
     Raises:
-        OSError: EFAULT if the (clamped) range is not mapped.
+        OSError: EFAULT if the (clamped) range does not lie in user space (``access_ok()``).
     """
     d = direction_arg(direction)
     mem = _mem_arg(mem)
     addr = _addr(addr, "import_ubuf")
     length = _length(length, "import_ubuf")
     it = ffi.new("struct lk_iov_iter *")
-    with mem.lock:
-        ret = lib.lk_import_ubuf(d, addr, length, it, mem.c_mm)
+    ret = lib.lk_import_ubuf(d, addr, length, it, mem.c_mm)
     if ret < 0:
         raise_errno(
             errno.EFAULT,
-            f"import_ubuf: [{addr:#x}, +{min(length, MAX_RW_COUNT)}) is not in mapped user memory",
+            f"import_ubuf: [{addr:#x}, +{min(length, MAX_RW_COUNT)}) does not lie in user space",
         )
     return IovIter(it, (mem,), mem=mem)
 
@@ -188,7 +201,7 @@ def import_single_range(
     """Import one user buffer (``import_single_range``): IOVEC before 6.4, UBUF since.
 
     Raises:
-        OSError: EFAULT if the (clamped) range is not mapped.
+        OSError: EFAULT if the (clamped) range does not lie in user space (``access_ok()``).
     """
     d = direction_arg(direction)
     mem = _mem_arg(mem)
@@ -197,12 +210,11 @@ def import_single_range(
     length = _length(length, "import_single_range")
     iov = ffi.new("struct lk_iovec *")
     it = ffi.new("struct lk_iov_iter *")
-    with mem.lock:
-        ret = lib.lk_import_single_range(d, addr, length, iov, it, mem.c_mm, era)
+    ret = lib.lk_import_single_range(d, addr, length, iov, it, mem.c_mm, era)
     if ret < 0:
         raise_errno(
             errno.EFAULT,
             f"import_single_range: [{addr:#x}, "
-            f"+{min(length, MAX_RW_COUNT)}) is not in mapped user memory",
+            f"+{min(length, MAX_RW_COUNT)}) does not lie in user space",
         )
     return IovIter(it, (iov, mem), mem=mem)

@@ -26,6 +26,8 @@ TYPE_NAMES = {
     lib.LK_ITER_KVEC: "KVEC",
     lib.LK_ITER_BVEC: "BVEC",
     lib.LK_ITER_DISCARD: "DISCARD",
+    lib.LK_ITER_XARRAY: "XARRAY",
+    lib.LK_ITER_FOLIOQ: "FOLIOQ",
 }
 MAX_BVEC_FIELD = 2**32 - 1
 
@@ -131,15 +133,18 @@ class IovIter:
     """An iterator over memory segments, as the kernel's ``struct iov_iter``.
 
     Build one with the classmethods named after the kernel's constructors
-    (:meth:`ubuf`, :meth:`iovec`, :meth:`kvec`, :meth:`bvec`, :meth:`discard`)
-    or with :func:`labkit.import_iovec` and friends.  The iterator keeps alive
+    (:meth:`ubuf`, :meth:`iovec`, :meth:`kvec`, :meth:`bvec`, :meth:`discard`,
+    :meth:`xarray`, :meth:`folio_queue`) or with :func:`labkit.import_iovec`
+    and friends.  The iterator keeps alive
     every buffer it points into.
 
     Every operation is atomic: it holds the iterator's lock across its C call
     (cffi releases the GIL there), so threads sharing one iterator see one
     operation after another and never make the C core write outside the
-    segments.  A user-backed iterator's lock is its ``UserMemory.lock``, which
-    also orders its copies with ``map``/``unmap`` of that address space.
+    segments.  An iterator over memory something owns (a ``UserMemory``, a
+    ``PageCache``, a ``FolioQueue``) uses that owner's lock, which also orders
+    its operations with changes of the owner (``map``/``unmap``, ...); the
+    others have a lock of their own.
     """
 
     __slots__ = ("_it", "_keep", "_mem", "_lock", "heap_iovecs", "__weakref__")
@@ -151,7 +156,7 @@ class IovIter:
         self._it = c_iter
         self._keep = tuple(keep)
         self._mem = mem
-        self._lock = mem.lock if mem is not None else threading.RLock()
+        self._lock = threading.RLock() if mem is None else None  # else mem.lock
         #: True when an import allocated the iovec array (more than fast_segs segments).
         self.heap_iovecs = heap_iovecs
 
@@ -264,11 +269,56 @@ class IovIter:
         check(lib.lk_iter_discard(it, d, size_arg(count, "count")), "discard")
         return cls(it)
 
+    @classmethod
+    def xarray(cls, direction: int, xarray: Any, start: int, count: int) -> IovIter:
+        """``count`` bytes of a page-cache mapping from file position ``start``
+        (``iov_iter_xarray``).
+
+        ``xarray`` is a :class:`labkit.PageCache`; the walk starts in the folio
+        that covers index ``start >> 12``.  Folios need not be present when the
+        iterator is built; a copy stops at the first missing one (see
+        :mod:`labkit.core.pagecache` for how the kernel differs there).
+
+        Raises:
+            ValueError: for a bad direction or a range past the largest file position.
+        """
+        from labkit.core.pagecache import xarray_iter
+
+        return xarray_iter(cls, direction, xarray, start, count)
+
+    @classmethod
+    def folio_queue(
+        cls,
+        direction: int,
+        folioq: Any,
+        first_slot: int = 0,
+        offset: int = 0,
+        count: int | None = None,
+        *,
+        segment: int = 0,
+    ) -> IovIter:
+        """``count`` bytes of a folio queue from ``offset`` in slot ``first_slot``
+        (``iov_iter_folio_queue``, Linux 6.12+).
+
+        ``folioq`` is a :class:`labkit.FolioQueue`; ``segment`` picks the queue
+        segment the kernel would be given (default: the head).  ``first_slot``
+        may be 31 (past the segment's last slot: the walk goes on in the next
+        segment); count defaults to every byte from there to the queue's end.
+
+        Raises:
+            ValueError: for a bad direction, a slot above 31, an offset at or past
+                the end of the slot's folio, or a count past the end of the queue.
+            IterMisuseError: if the queue was freed.
+        """
+        from labkit.core.folioq import folio_queue_iter
+
+        return folio_queue_iter(cls, direction, folioq, first_slot, offset, count, segment)
+
     # ---- state -------------------------------------------------------------
 
     @property
     def iter_type(self) -> str:
-        """ "UBUF", "IOVEC", "KVEC", "BVEC" or "DISCARD"."""
+        """ "UBUF", "IOVEC", "KVEC", "BVEC", "DISCARD", "XARRAY" or "FOLIOQ"."""
         return TYPE_NAMES[self._it.iter_type]
 
     @property
@@ -288,8 +338,28 @@ class IovIter:
 
     @property
     def nr_segs(self) -> int:
-        """Segments left, the current one included."""
+        """Segments left, the current one included (0 for XARRAY and FOLIOQ, which
+        have no array: there the kernel's nr_segs shares its storage with
+        xarray_start and folioq_slot)."""
+        if self._it.iter_type in (lib.LK_ITER_XARRAY, lib.LK_ITER_FOLIOQ):
+            return 0
         return int(self._it.nr_segs)
+
+    @property
+    def folioq_slot(self) -> int:
+        """FOLIOQ: the slot of the current folio in the current queue segment."""
+        return int(self._it.folioq_slot)
+
+    @property
+    def xarray_start(self) -> int:
+        """XARRAY: the file position of the iterator's first byte."""
+        return int(self._it.xarray_start)
+
+    @property
+    def backing(self) -> Any:
+        """What owns the memory walked, when something does: the UserMemory of an
+        import, the PageCache of an XARRAY, the FolioQueue of a FOLIOQ; else None."""
+        return self._mem
 
     @property
     def user_backed(self) -> bool:
@@ -298,9 +368,9 @@ class IovIter:
 
     @property
     def seg_index(self) -> int:
-        """Index of the current segment in the array the iterator was built on (model only)."""
-        with self._lock:
-            return int(lib.lk_iter_seg_index(self._it))
+        """Index of the current segment in the array the iterator was built on (model only;
+        FOLIOQ: slots from the first one, XARRAY: 0)."""
+        return int(lib.lk_iter_seg_index(self._it))
 
     @property
     def visited(self) -> int:
@@ -313,11 +383,12 @@ class IovIter:
         return self._it
 
     def state(self) -> dict[str, int | str]:
-        """The iterator's state as a dict (type, direction, count, iov_offset, nr_segs, seg)."""
-        with self._lock:  # one consistent snapshot
-            return self._state()
+        """The iterator's state as a dict (type, direction, count, iov_offset, nr_segs, seg).
 
-    def _state(self) -> dict[str, int | str]:
+        Reads only the iterator's own fields, without its lock (so that a
+        freed FolioQueue's iterator can still be shown): while another thread
+        moves the iterator, the fields may come from either side of its move.
+        """
         return {
             "type": self.iter_type,
             "direction": self.direction.name,
@@ -338,9 +409,8 @@ class IovIter:
 
     def advance(self, n: int) -> None:
         """Skip ``n`` bytes (clamped to count), stepping over finished and empty segments."""
-        n = size_arg(n)
-        with self._lock:
-            lib.lk_iter_advance(self._it, n)
+        with self._locked():
+            lib.lk_iter_advance(self._it, size_arg(n))
 
     def revert(self, n: int) -> None:
         """Walk back ``n`` bytes.
@@ -351,9 +421,8 @@ class IovIter:
                 would take a DISCARD's count past SIZE_MAX; the iterator is
                 left unchanged.
         """
-        n = size_arg(n)
-        with self._lock:
-            ret = lib.lk_iter_revert(self._it, n)
+        with self._locked():
+            ret = lib.lk_iter_revert(self._it, size_arg(n))
         if ret == -errno.ERANGE:
             raise IterMisuseError(
                 f"revert({n}) goes past the start of the iterator (the kernel would BUG)"
@@ -369,9 +438,8 @@ class IovIter:
 
     def truncate(self, n: int) -> None:
         """Limit count to ``n`` (no effect if count is already smaller)."""
-        n = size_arg(n)
-        with self._lock:
-            lib.lk_iter_truncate(self._it, n)
+        with self._locked():
+            lib.lk_iter_truncate(self._it, size_arg(n))
 
     def reexpand(self, n: int) -> None:
         """Set count to ``n`` again after a truncate.
@@ -381,29 +449,30 @@ class IovIter:
                 current position (the kernel trusts its caller here).
         """
         n = size_arg(n)
-        with self._lock:
-            if lib.lk_iter_reexpand(self._it, n) >= 0:
-                return
-            left = lib.lk_iter_capacity(self._it)
-        raise IterMisuseError(f"reexpand({n}): only {left} bytes are left in the segments")
+        with self._locked():
+            ret = lib.lk_iter_reexpand(self._it, n)
+            capacity = lib.lk_iter_capacity(self._it)
+        if ret < 0:
+            raise IterMisuseError(f"reexpand({n}): only {capacity} bytes are left in the segments")
 
     def single_seg_count(self) -> int:
         """Bytes left in the current segment (count if there is at most one segment)."""
-        with self._lock:
+        with self._locked():
             return int(lib.lk_iter_single_seg_count(self._it))
 
     def _current_iovec(self) -> tuple[int, int]:
         """The current segment as (address, length), as ``iov_iter_iovec()``.
 
         Answers for UBUF (as proposed by Al Viro in the 2023 thread), IOVEC,
-        KVEC and BVEC; (0, 0) when no segment is left.
+        KVEC and BVEC; for XARRAY and FOLIOQ, the rest of the current folio.
+        (0, 0) when no segment is left (or no folio holds the current byte).
 
         Raises:
             IterMisuseError: for DISCARD, which has no memory.
         """
         addr = ffi.new("uintptr_t *")
         length = ffi.new("size_t *")
-        with self._lock:
+        with self._locked():
             ret = lib.lk_iter_current(self._it, addr, length)
         if ret == -errno.ENODATA:
             return (0, 0)
@@ -416,31 +485,54 @@ class IovIter:
     def npages(self, maxpages: int) -> int:
         """Pages the remaining bytes touch, at most ``maxpages``."""
         maxpages = min(size_arg(maxpages, "maxpages"), 2**31 - 1)
-        with self._lock:
+        with self._locked():
             return int(lib.lk_iter_npages(self._it, maxpages))
 
     def alignment(self) -> int:
         """OR of every remaining segment's address and length (``iov_iter_alignment``)."""
-        with self._lock:
+        with self._locked():
             return int(lib.lk_iter_alignment(self._it))
+
+    def extract_pages(self, maxsize: int, maxpages: int) -> Any:
+        """List the pages under the next bytes and advance past them (``iov_iter_extract_pages``).
+
+        Returns an :class:`labkit.core.extract.ExtractedPages` (length, offset,
+        pages): at most ``maxpages`` page addresses holding at most ``maxsize``
+        bytes (also limited by count and MAX_RW_COUNT), and the offset of the
+        first byte in the first page.  See :mod:`labkit.core.extract` per type.
+
+        Raises:
+            ValueError: if maxpages is 0.
+            OSError: EFAULT for DISCARD, or when the first user page is not mapped.
+        """
+        from labkit.core.extract import extract_pages
+
+        return extract_pages(self, maxsize, maxpages)
 
     # ---- moving bytes ------------------------------------------------------
 
     def _locked(self) -> Any:
-        """The iterator's lock: hold it across any C call that reads or moves ``c_iter``."""
-        return self._lock
+        """The iterator's lock: hold it across any C call that reads or moves ``c_iter``.
+
+        The lock of what owns the memory (a freed FolioQueue's refuses entry),
+        else the iterator's own.
+        """
+        return self._mem.lock if self._mem is not None else self._lock
 
     def copy_to_iter(self, data: Any) -> int:
         """Copy ``data`` into the iterator's memory; returns bytes copied.
 
-        At most count bytes are copied.  Imported user memory that has been
-        unmapped since the import faults: the copy stops short, as
-        ``copy_to_user`` does.
+        At most count bytes are copied.  Imported user memory is checked here,
+        not at import, as the kernel's ``copy_to_user()`` faults here: the copy
+        stops at the first byte that is not mapped writable (a hole, a
+        read-only or unmapped page), after moving every byte before it, and
+        the iterator is advanced by exactly the bytes copied.  A return of 0
+        with bytes asked for is the fault a system call reports as EFAULT.
 
         Raises:
             IterMisuseError: if the iterator is ITER_SOURCE (the kernel WARNs).
         """
-        with buffer_arg(data, writable=False, what="data") as src, self._lock:
+        with buffer_arg(data, writable=False, what="data") as src, self._locked():
             ret = lib.lk_copy_to_iter(src, len(src), self._it)
         if ret < 0:
             raise IterMisuseError(
@@ -451,6 +543,10 @@ class IovIter:
     def copy_from_iter(self, n: int) -> bytes:
         """Copy up to ``n`` bytes out of the iterator's memory.
 
+        Imported user memory is checked as in :meth:`copy_to_iter`: the copy
+        stops at the first byte that is not mapped readable, and returns (and
+        advances past) the bytes before it.
+
         Raises:
             IterMisuseError: if the iterator is ITER_DEST (the kernel WARNs).
         """
@@ -459,7 +555,7 @@ class IovIter:
                 "copy_from_iter out of an ITER_DEST iterator (the kernel WARNs and copies nothing)"
             )
         n = size_arg(n)
-        with self._lock:
+        with self._locked():
             n = min(n, self.count)
             out = bytearray(n)
             with ffi.from_buffer(out) as dst:
@@ -469,11 +565,14 @@ class IovIter:
     def zero(self, n: int) -> int:
         """Write ``n`` zero bytes into the iterator's memory (at most count).
 
+        Faults as :meth:`copy_to_iter` does: it stops at the first byte of
+        imported user memory that is not mapped writable; returns the bytes zeroed.
+
         Raises:
             IterMisuseError: if the iterator is ITER_SOURCE (see ``lk_iov_iter_zero``).
         """
         n = size_arg(n)
-        with self._lock:
+        with self._locked():
             ret = lib.lk_iov_iter_zero(n, self._it)
         if ret < 0:
             raise IterMisuseError("zero() into an ITER_SOURCE iterator")

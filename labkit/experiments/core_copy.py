@@ -15,6 +15,7 @@ import pandas as pd
 
 from labkit._args import size_arg
 from labkit._ffi import ffi, lib
+from labkit.core.imports import import_iovec, import_ubuf
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter
 from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.measure import runner, stats
@@ -32,6 +33,9 @@ ITER_TYPES = ("UBUF", "IOVEC", "KVEC", "BVEC")
 OPS = ("copy_to_iter", "copy_from_iter", "advance")
 #: The large BVEC of the advance target: 1 GiB of 4 KiB pages.
 BIG_BVEC_SEGMENTS = 262_144
+#: UBUF and IOVEC over the same memory but built from Python buffers: no address
+#: space, so no copy-time mapping checks (the difference is what the checks cost).
+UNCHECKED_TYPES = ("UBUF-unchecked", "IOVEC-unchecked")
 
 
 def repeated_page_bvec(direction: int, nr_segs: int, mem: UserMemory | None = None) -> IovIter:
@@ -68,7 +72,15 @@ class CopySetup:
 
 def make_setup(size: int, mem: UserMemory, seg_size: int = PAGE_SIZE) -> CopySetup:
     """Page-aligned src and dst of ``size`` bytes and, per type, a destination iterator
-    over dst and a source iterator over src, cut into ``seg_size`` segments."""
+    over dst and a source iterator over src, cut into ``seg_size`` segments.
+
+    UBUF and IOVEC are user memory, imported from ``mem`` (``import_ubuf``, and
+    ``import_iovec`` with the 6.3 import so that one segment stays an IOVEC):
+    every copy through them checks each piece against the mappings before it
+    touches it, as the kernel's copies fault at copy time.  KVEC and BVEC are
+    kernel memory (no checks, as in the kernel).  The ``-unchecked`` UBUF and
+    IOVEC are the same memory without an address space, for comparison.
+    """
     size = size_arg(size, "size")
     if size < 1:
         raise ValueError("size must be >= 1")
@@ -77,13 +89,16 @@ def make_setup(size: int, mem: UserMemory, seg_size: int = PAGE_SIZE) -> CopySet
     seg = min(seg_size, size)
     cuts = [(off, min(seg, size - off)) for off in range(0, size, seg)]
 
-    def iters_over(arr: Any, direction: int) -> dict[str, IovIter]:
+    def iters_over(m: Any, direction: int) -> dict[str, IovIter]:
+        arr = m.array
         pieces = [arr[o : o + n] for o, n in cuts]
         return {
-            "UBUF": IovIter.ubuf(direction, arr),
-            "IOVEC": IovIter.iovec(direction, pieces),
+            "UBUF": import_ubuf(direction, m.addr, size, mem),
+            "IOVEC": import_iovec(direction, [(m.addr + o, n) for o, n in cuts], mem, kernel="6.3"),
             "KVEC": IovIter.kvec(direction, pieces),
             "BVEC": IovIter.bvec(direction, [(p, 0, len(p)) for p in pieces]),
+            "UBUF-unchecked": IovIter.ubuf(direction, arr),
+            "IOVEC-unchecked": IovIter.iovec(direction, pieces),
         }
 
     return CopySetup(
@@ -91,8 +106,8 @@ def make_setup(size: int, mem: UserMemory, seg_size: int = PAGE_SIZE) -> CopySet
         len(cuts),
         src_map.array,
         dst_map.array,
-        iters_over(dst_map.array, ITER_DEST),
-        iters_over(src_map.array, ITER_SOURCE),
+        iters_over(dst_map, ITER_DEST),
+        iters_over(src_map, ITER_SOURCE),
     )
 
 
@@ -117,6 +132,11 @@ def variants_for(setup: CopySetup, target_ns: float) -> dict[str, Callable[[], f
             lambda k, it=source: time_copy_from_iter(it, setup.dst, n, k), target_ns
         )
         out[f"advance {t}"] = _batched(lambda k, it=dest: time_advance(it, n, k), target_ns)
+    for t in UNCHECKED_TYPES:
+        dest = setup.dest[t]
+        out[f"copy_to_iter {t}"] = _batched(
+            lambda k, it=dest: time_copy_to_iter(it, setup.src, n, k), target_ns
+        )
     return out
 
 
@@ -170,7 +190,10 @@ def core_copy(
     """Run the core copy/advance benchmark; one row per sample.
 
     Per size: memcpy, copy_to_iter, copy_from_iter and advance for UBUF, IOVEC,
-    KVEC and BVEC (segmented types cut into 4 KiB segments), interleaved in one
+    KVEC and BVEC (segmented types cut into 4 KiB segments; UBUF and IOVEC
+    imported from a UserMemory, so their copies do the copy-time mapping
+    checks), and copy_to_iter for the ``-unchecked`` UBUF and IOVEC (the same
+    memory without checks, to measure what they cost), interleaved in one
     :func:`labkit.measure.runner.run` with the order rotated each round (a variant run
     right after a light one, such as advance, was measured a few % slower:
     rotation spreads that over every variant).  Then, interleaved in a second run: the empty

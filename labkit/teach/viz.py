@@ -59,7 +59,7 @@ class IterState:
     """The state of an iterator, as the kernel keeps it.
 
     Attributes:
-        iter_type: "UBUF", "IOVEC", "KVEC", "BVEC" or "DISCARD".
+        iter_type: "UBUF", "IOVEC", "KVEC", "BVEC", "DISCARD", "XARRAY" or "FOLIOQ".
         count: bytes left.
         iov_offset: bytes consumed in the current segment.
         seg: index of the current segment in the segment array.
@@ -134,7 +134,10 @@ def iter_segments(it: Any) -> list[Segment]:
 
     The segments are read from the iterator's own C segment array (which the
     iterator keeps alive); no user memory is touched.  A UBUF iterator has one
-    segment (its buffer); a DISCARD iterator has none.
+    segment (its buffer); a DISCARD iterator has none.  An XARRAY iterator's
+    segments are its file range split at folio boundaries, from its first
+    byte; a FOLIOQ iterator's are the folios from its first slot to the end of
+    the queue.  A hole (an index or a slot without a folio) has address 0.
     """
     with it._locked():  # one consistent reading, not while another thread moves it
         return _iter_segments(it)
@@ -145,6 +148,13 @@ def _iter_segments(it: Any) -> list[Segment]:
     kind = it.iter_type
     if kind == "DISCARD":
         return []
+    if kind == "XARRAY":
+        pieces = it.backing.pieces(it.xarray_start, int(c_it.xarray_len))
+        return [Segment(addr, n) for _, addr, n in pieces]
+    if kind == "FOLIOQ":
+        queue = it.backing
+        first = queue.segment_of(ffi.cast("const struct lk_folioq *", c_it.seg_first))
+        return [Segment(addr, size) for addr, size in queue.slots(first, int(c_it.first_slot))]
     if kind == "UBUF":
         addr = ffi.new("uintptr_t *")
         length = ffi.new("size_t *")
@@ -219,8 +229,8 @@ def _contents_of(contents: Any, seg: Segment, k: int) -> np.ndarray | None:
     if contents is None or seg.length == 0:
         return None
     view = getattr(contents, "view", None)
-    if callable(view) and hasattr(contents, "access_ok"):
-        if not contents.access_ok(seg.addr, seg.length):
+    if callable(view) and hasattr(contents, "is_mapped"):
+        if not contents.is_mapped(seg.addr, seg.length):
             return None
         return np.asarray(view(seg.addr, seg.length))
     arrays = list(contents)
@@ -298,6 +308,11 @@ def draw_iter(
         return ax
 
     lay = layout(segs, st)
+    folios = st.iter_type in ("XARRAY", "FOLIOQ")
+    pos_seg, pos_off = st.seg, st.iov_offset
+    if st.iter_type == "XARRAY":  # the kernel keeps it all in iov_offset: find the piece
+        pos_seg = next((sl.index for sl in lay if sl.start + sl.length > st.iov_offset), len(lay))
+        pos_off = st.iov_offset - (lay[pos_seg].start if pos_seg < len(lay) else 0)
     total = sum(s.length for s in segs)
     nonzero = [s.length for s in segs if s.length]
     if scale == "equal":
@@ -357,7 +372,7 @@ def draw_iter(
             label_y, va = 1.06, "bottom"
         label = f"seg {sl.index}: len {sl.length}"
         if show_addr:
-            label += f"\n{sl.addr:#x}"
+            label += "\n(no folio)" if folios and not sl.addr else f"\n{sl.addr:#x}"
         ax.text(x + w / 2, label_y, label, ha="center", va=va, fontsize=7)
         data = _contents_of(contents, segs[sl.index], sl.index)
         if data is not None:
@@ -374,8 +389,8 @@ def draw_iter(
             ax.add_patch(
                 Rectangle((x, -0.42), w, 0.3, fill=False, edgecolor="#808080", linewidth=0.6)
             )
-        if sl.index == st.seg:
-            pos_x = x + frac(st.iov_offset) if sl.length else x
+        if sl.index == pos_seg:
+            pos_x = x + frac(pos_off) if sl.length else x
         x += w
     if pos_x is None:  # past the last segment
         pos_x = x

@@ -44,8 +44,8 @@
 
 /*
  * As io_buffer_validate() + io_sqe_buffer_register(): an empty buffer or one
- * above 1 GiB is EFAULT, a wrapping one EOVERFLOW, an unmapped range EFAULT
- * (pinning the pages fails).  folio_shift > 12 stands for memory made of
+ * above 1 GiB is EFAULT, a wrapping one EOVERFLOW, an unmapped or read-only
+ * range EFAULT (pinning the pages, FOLL_WRITE, fails).  folio_shift > 12 stands for memory made of
  * large folios: every folio the buffer touches must be mapped (EINVAL if not,
  * the model's stand-in for "these pages are not part of one folio").
  */
@@ -65,7 +65,7 @@ int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len,
 		return -EOVERFLOW;
 	if (folio_shift < LK_FIXED_MIN_FOLIO_SHIFT || folio_shift > LK_FIXED_MAX_FOLIO_SHIFT)
 		return -EINVAL;
-	if (!lk_mm_access_ok(mm, addr, len))
+	if (!lk_mm_mapped(mm, addr, len, LK_PROT_WRITE))
 		return -EFAULT;
 	fsize = (size_t)1 << folio_shift;
 	fmask = fsize - 1;
@@ -73,7 +73,7 @@ int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len,
 		uintptr_t start = addr & ~(uintptr_t)fmask;
 		uintptr_t end = (addr + len + fmask) & ~(uintptr_t)fmask;
 
-		if (end < start || !lk_mm_access_ok(mm, start, end - start))
+		if (end < start || !lk_mm_mapped(mm, start, end - start, LK_PROT_READ))
 			return -EINVAL;
 	}
 	off = addr & fmask;

@@ -4,7 +4,13 @@
  * Follows the kernel's import_iovec(), import_ubuf() and import_single_range()
  * (lib/iov_iter.c).  era selects the behaviour before (63) or after (64) the
  * 2023 change that imports a single segment as ITER_UBUF (merged for 6.4).
- * Every non-empty segment is checked against the model's mappings.
+ *
+ * An import checks what the kernel's does and nothing more: every segment's
+ * length fits in ssize_t (else -EINVAL), and every segment's range, empty
+ * ones included, passes access_ok() (lies in user space, else -EFAULT).
+ * Whether the pages are mapped is not checked here: a copy finds that out,
+ * and stops at the first byte it cannot reach (iov_iter.c, user_step()).
+ * The address space mm is only attached to the iterator for those copies.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +61,7 @@ int lk_import_ubuf(int direction, uintptr_t buf, size_t len, struct lk_iov_iter 
 
 	if (len > LK_MAX_RW_COUNT)
 		len = LK_MAX_RW_COUNT;
-	if (!lk_mm_access_ok(mm, buf, len))
+	if (!lk_access_ok(buf, len))		/* the clamped length, as the kernel */
 		return -EFAULT;
 	ret = lk_iter_ubuf(i, direction, buf, len);
 	if (!ret)
@@ -72,7 +78,7 @@ int lk_import_single_range(int direction, uintptr_t buf, size_t len, struct lk_i
 		return lk_import_ubuf(direction, buf, len, i, mm);
 	if (len > LK_MAX_RW_COUNT)
 		len = LK_MAX_RW_COUNT;
-	if (!lk_mm_access_ok(mm, buf, len))
+	if (!lk_access_ok(buf, len))
 		return -EFAULT;
 	iov->iov_base = buf;
 	iov->iov_len = len;
@@ -112,10 +118,15 @@ ssize_t lk_import_iovec(int direction, const struct lk_iovec *uvec, unsigned lon
 	if (!iov)
 		return err;
 
+	/*
+	 * Each segment's whole length is checked, before the total is clamped to
+	 * MAX_RW_COUNT (a segment past the clamp is cut, down to 0, but must
+	 * still lie in user space), as __import_iovec() does.
+	 */
 	for (seg = 0; seg < nr_segs; seg++) {
 		size_t len = iov[seg].iov_len;
 
-		if (!lk_mm_access_ok(mm, iov[seg].iov_base, len)) {
+		if (!lk_access_ok(iov[seg].iov_base, len)) {
 			if (iov != fast_iov)
 				free(iov);
 			return -EFAULT;

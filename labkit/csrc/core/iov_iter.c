@@ -13,6 +13,9 @@
 #include <string.h>
 
 #include "iov_iter.h"
+#include "iov_step.h"
+#include "iov_folioq.h"
+#include "iov_xarray.h"
 
 static int iter_setup(struct lk_iov_iter *i, int direction, enum lk_iter_type type,
 		      size_t count, unsigned long nr_segs)
@@ -129,8 +132,9 @@ void lk_iter_advance(struct lk_iov_iter *i, size_t size)
 	if (i->count < size)
 		size = i->count;
 	i->visited = 0;
-	switch (i->iter_type) {
+	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
+	case LK_ITER_XARRAY:
 		i->iov_offset += size;
 		i->count -= size;
 		break;
@@ -141,6 +145,9 @@ void lk_iter_advance(struct lk_iov_iter *i, size_t size)
 	case LK_ITER_BVEC:
 		bvec_advance(i, size);
 		break;
+	case LK_ITER_FOLIOQ:
+		lk_folioq_advance(i, size);
+		break;
 	case LK_ITER_DISCARD:
 		i->count -= size;
 		break;
@@ -150,44 +157,73 @@ void lk_iter_advance(struct lk_iov_iter *i, size_t size)
 /* Length of the segment k places before the current one (k >= 1). */
 static size_t len_before(const struct lk_iov_iter *i, unsigned long k)
 {
-	if (i->iter_type == LK_ITER_BVEC)
+	switch (lk_iter_kind(i)) {
+	case LK_ITER_BVEC:
 		return (i->bvec - k)->bv_len;
-	return (i->iov - k)->iov_len;
+	case LK_ITER_IOVEC:
+	case LK_ITER_KVEC:
+		return (i->iov - k)->iov_len;
+	case LK_ITER_UBUF:
+	case LK_ITER_DISCARD:
+	case LK_ITER_XARRAY:
+	case LK_ITER_FOLIOQ:
+		break;		/* no segment array: never called for these */
+	}
+	return 0;
 }
 
 /*
  * Walk back by unroll bytes.  Returns -EINVAL for more than MAX_RW_COUNT (the
  * kernel WARNs and ignores it), -ERANGE for a revert past the first byte
- * (a BUG in the kernel) and -EOVERFLOW for a DISCARD whose count would wrap
- * (model only); in every case the iterator is left unchanged.
+ * (a BUG in the kernel for UBUF and XARRAY; for the others a walk off the
+ * start of the array or queue) and -EOVERFLOW for a DISCARD whose count
+ * would wrap (model only); in every case the iterator is left unchanged.
  */
 int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 {
 	size_t left, n;
-	unsigned long back = 0, before;
+	unsigned long back = 0, before = 0;
 
 	i->visited = 0;
 	if (!unroll)
 		return 0;
 	if (unroll > LK_MAX_RW_COUNT)
 		return -EINVAL;
-	if (i->iter_type == LK_ITER_DISCARD) {
+	switch (lk_iter_kind(i)) {
+	case LK_ITER_DISCARD:
 		if (unroll > SIZE_MAX - i->count)
 			return -EOVERFLOW;
 		i->count += unroll;
 		return 0;
+	case LK_ITER_FOLIOQ:
+		return lk_folioq_revert(i, unroll);
+	case LK_ITER_UBUF:
+	case LK_ITER_XARRAY:
+	case LK_ITER_IOVEC:
+	case LK_ITER_KVEC:
+	case LK_ITER_BVEC:
+		break;
 	}
 	if (unroll <= i->iov_offset) {
 		i->iov_offset -= unroll;
 		i->count += unroll;
 		return 0;
 	}
-	if (i->iter_type == LK_ITER_UBUF)
-		return -ERANGE;
-	if (i->iter_type == LK_ITER_BVEC)
+	switch (lk_iter_kind(i)) {
+	case LK_ITER_UBUF:
+	case LK_ITER_XARRAY:
+		return -ERANGE;	/* the kernel BUG()s: pages before the start are not pinned */
+	case LK_ITER_BVEC:
 		before = (unsigned long)(i->bvec - (const struct lk_bvec *)i->seg_first);
-	else
+		break;
+	case LK_ITER_IOVEC:
+	case LK_ITER_KVEC:
 		before = (unsigned long)(i->iov - (const struct lk_iovec *)i->seg_first);
+		break;
+	case LK_ITER_DISCARD:
+	case LK_ITER_FOLIOQ:
+		return -EINVAL;	/* handled above */
+	}
 
 	left = unroll - i->iov_offset;
 	for (;;) {
@@ -200,7 +236,7 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 	}
 	i->count += unroll;
 	i->nr_segs += back;
-	if (i->iter_type == LK_ITER_BVEC)
+	if (lk_iter_kind(i) == LK_ITER_BVEC)	/* only BVEC, IOVEC and KVEC get here */
 		i->bvec -= back;
 	else
 		i->iov -= back;
@@ -221,16 +257,21 @@ size_t lk_iter_capacity(const struct lk_iov_iter *i)
 	size_t total = 0;
 	unsigned long k;
 
-	switch (i->iter_type) {
+	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 		return i->ubuf_len - i->iov_offset;
+	case LK_ITER_XARRAY:
+		return i->xarray_len - i->iov_offset;
+	case LK_ITER_FOLIOQ:
+		return lk_folioq_capacity(i->folioq, i->folioq_slot, i->iov_offset);
 	case LK_ITER_DISCARD:
 		return SIZE_MAX;
 	case LK_ITER_BVEC:
 		for (k = 0; k < i->nr_segs; k++)
 			total += i->bvec[k].bv_len;
 		break;
-	default:
+	case LK_ITER_IOVEC:
+	case LK_ITER_KVEC:
 		for (k = 0; k < i->nr_segs; k++)
 			total += i->iov[k].iov_len;
 		break;
@@ -249,11 +290,22 @@ int lk_iter_reexpand(struct lk_iov_iter *i, size_t count)
 
 size_t lk_iter_single_seg_count(const struct lk_iov_iter *i)
 {
-	if (i->nr_segs > 1) {
-		if (i->iter_type == LK_ITER_IOVEC || i->iter_type == LK_ITER_KVEC)
+	switch (lk_iter_kind(i)) {
+	case LK_ITER_IOVEC:
+	case LK_ITER_KVEC:
+		if (i->nr_segs > 1)
 			return lk_min(i->count, i->iov->iov_len - i->iov_offset);
-		if (i->iter_type == LK_ITER_BVEC)
+		break;
+	case LK_ITER_BVEC:
+		if (i->nr_segs > 1)
 			return lk_min(i->count, i->bvec->bv_len - i->iov_offset);
+		break;
+	case LK_ITER_FOLIOQ:
+		return lk_folioq_single_seg_count(i);
+	case LK_ITER_UBUF:
+	case LK_ITER_XARRAY:
+	case LK_ITER_DISCARD:
+		break;
 	}
 	return i->count;
 }
@@ -261,11 +313,12 @@ size_t lk_iter_single_seg_count(const struct lk_iov_iter *i)
 /*
  * The current segment as (address, length): iov_iter_iovec() as proposed in
  * the 2023 UBUF thread, answering for UBUF too, and extended here to KVEC and
- * BVEC.  -ENODATA when no segment is left, -EINVAL for DISCARD.
+ * BVEC, and to XARRAY and FOLIOQ (the rest of the current folio).  -ENODATA
+ * when no segment (or no folio) is left, -EINVAL for DISCARD.
  */
 int lk_iter_current(const struct lk_iov_iter *i, uintptr_t *addr, size_t *len)
 {
-	switch (i->iter_type) {
+	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 		*addr = i->ubuf + i->iov_offset;
 		*len = i->count;
@@ -283,6 +336,12 @@ int lk_iter_current(const struct lk_iov_iter *i, uintptr_t *addr, size_t *len)
 		*addr = i->bvec->bv_page + i->bvec->bv_offset + i->iov_offset;
 		*len = lk_min(i->count, i->bvec->bv_len - i->iov_offset);
 		return 0;
+	case LK_ITER_XARRAY:
+		return lk_xarray_current(i, addr, len);
+	case LK_ITER_FOLIOQ:
+		return lk_folioq_current(i, addr, len);
+	case LK_ITER_DISCARD:
+		break;
 	}
 	return -EINVAL;
 }
@@ -299,9 +358,16 @@ int lk_iter_npages(const struct lk_iov_iter *i, int maxpages)
 
 	if (!size || maxpages <= 0)
 		return 0;
-	switch (i->iter_type) {
+	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 		npages = div_round_up((i->ubuf + skip) % LK_PAGE_SIZE + size, LK_PAGE_SIZE);
+		return (int)lk_min(npages, (size_t)maxpages);
+	case LK_ITER_XARRAY:	/* the file positions' pages, as for UBUF */
+		npages = div_round_up(((size_t)i->xarray_start + skip) % LK_PAGE_SIZE + size,
+				      LK_PAGE_SIZE);
+		return (int)lk_min(npages, (size_t)maxpages);
+	case LK_ITER_FOLIOQ:	/* folios are whole pages: the offset in the folio says it all */
+		npages = div_round_up(skip % LK_PAGE_SIZE + size, LK_PAGE_SIZE);
 		return (int)lk_min(npages, (size_t)maxpages);
 	case LK_ITER_IOVEC:
 	case LK_ITER_KVEC:
@@ -330,6 +396,8 @@ int lk_iter_npages(const struct lk_iov_iter *i, int maxpages)
 				return maxpages;
 		}
 		return (int)npages;
+	case LK_ITER_DISCARD:
+		break;
 	}
 	return 0;
 }
@@ -341,9 +409,13 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 	size_t size = i->count, skip = i->iov_offset;
 	unsigned long k;
 
-	switch (i->iter_type) {
+	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 		return size ? (unsigned long)(i->ubuf + skip) | size : 0;
+	case LK_ITER_XARRAY:	/* whole folios: the file position and the count (even 0) */
+		return (unsigned long)((uint64_t)i->xarray_start + skip) | size;
+	case LK_ITER_FOLIOQ:
+		return (unsigned long)skip | size;
 	case LK_ITER_IOVEC:
 	case LK_ITER_KVEC:
 		for (k = 0; k < i->nr_segs; k++, skip = 0) {
@@ -373,30 +445,33 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 				break;
 		}
 		return res;
+	case LK_ITER_DISCARD:
+		break;
 	}
 	return 0;
 }
 
 /* ---- moving bytes ------------------------------------------------------------ */
 
-/*
- * A step moves len bytes between the iterator's memory at base and the
- * caller's buffer at offset progress, and returns how many it could NOT move.
- */
-typedef size_t (*lk_step_f)(void *base, size_t progress, size_t len, void *priv);
+/* A step (lk_step_f, iov_step.h) moves bytes and returns how many it could NOT move. */
 
 /*
- * User memory imported from a UserMemory is checked at copy time, as a real
- * copy_to_user() can fault after import: only the mapped prefix is moved.
+ * User memory imported from a UserMemory is checked here, at copy time, as
+ * the kernel's copy_to_user()/copy_from_user() fault here and not at import:
+ * each piece is looked up in the address space before it is touched (for
+ * writing into a destination, for reading out of a source), and only the
+ * prefix that is mapped with that access is moved; the rest is returned as
+ * not moved, so the copy stops at the first byte that would fault.  hint
+ * caches the mapping the last piece ended in (see lk_mm_accessible()).
  */
 static inline size_t user_step(const struct lk_iov_iter *i, uintptr_t base, size_t progress,
-			       size_t len, void *priv, lk_step_f step)
+			       size_t len, void *priv, lk_step_f step, size_t *hint)
 {
 	size_t ok, remain;
 
 	if (!i->mm)
 		return step((void *)base, progress, len, priv);
-	ok = lk_mm_accessible(i->mm, base, len);
+	ok = lk_mm_reach(i->mm, base, len, i->data_source ? LK_PROT_READ : LK_PROT_WRITE, hint);
 	remain = len - ok;
 	if (ok)
 		remain += step((void *)base, progress, ok, priv);
@@ -405,7 +480,8 @@ static inline size_t user_step(const struct lk_iov_iter *i, uintptr_t base, size
 
 static inline size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
 {
-	size_t remain = user_step(i, i->ubuf + i->iov_offset, 0, len, priv, step);
+	size_t hint = SIZE_MAX;
+	size_t remain = user_step(i, i->ubuf + i->iov_offset, 0, len, priv, step, &hint);
 
 	len -= remain;
 	i->iov_offset += len;
@@ -417,14 +493,14 @@ static inline size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv
 				   lk_step_f step, bool user)
 {
 	const struct lk_iovec *p = i->iov, *end = p + i->nr_segs;
-	size_t progress = 0, skip = i->iov_offset;
+	size_t progress = 0, skip = i->iov_offset, hint = SIZE_MAX;
 
 	while (len && p < end) {
 		size_t part = lk_min(len, p->iov_len - skip);
 
 		if (part) {
 			uintptr_t base = p->iov_base + skip;
-			size_t remain = user ? user_step(i, base, progress, part, priv, step)
+			size_t remain = user ? user_step(i, base, progress, part, priv, step, &hint)
 					     : step((void *)base, progress, part, priv);
 			size_t consumed = part - remain;
 
@@ -480,7 +556,7 @@ static inline size_t iterate_and_advance(struct lk_iov_iter *i, size_t len, void
 		len = i->count;
 	if (!len)
 		return 0;
-	switch (i->iter_type) {
+	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 		return iterate_ubuf(i, len, priv, step);
 	case LK_ITER_IOVEC:
@@ -489,6 +565,10 @@ static inline size_t iterate_and_advance(struct lk_iov_iter *i, size_t len, void
 		return iterate_iovec(i, len, priv, step, false);
 	case LK_ITER_BVEC:
 		return iterate_bvec(i, len, priv, step);
+	case LK_ITER_XARRAY:
+		return lk_xarray_iterate(i, len, priv, step);
+	case LK_ITER_FOLIOQ:
+		return lk_folioq_iterate(i, len, priv, step);
 	case LK_ITER_DISCARD:
 		i->count -= len;
 		return len;
@@ -547,9 +627,18 @@ ssize_t lk_iov_iter_zero(size_t bytes, struct lk_iov_iter *i)
 /* Index of the current segment in the array the iterator was built on (model only). */
 unsigned long lk_iter_seg_index(const struct lk_iov_iter *i)
 {
-	if (i->iter_type == LK_ITER_BVEC)
+	switch (lk_iter_kind(i)) {
+	case LK_ITER_BVEC:
 		return (unsigned long)(i->bvec - (const struct lk_bvec *)i->seg_first);
-	if (i->iter_type == LK_ITER_IOVEC || i->iter_type == LK_ITER_KVEC)
+	case LK_ITER_IOVEC:
+	case LK_ITER_KVEC:
 		return (unsigned long)(i->iov - (const struct lk_iovec *)i->seg_first);
+	case LK_ITER_FOLIOQ:	/* slots from the first one: the folio the position is in */
+		return lk_folioq_seg_index(i);
+	case LK_ITER_UBUF:
+	case LK_ITER_XARRAY:	/* one range: the position is all in iov_offset */
+	case LK_ITER_DISCARD:
+		break;
+	}
 	return 0;
 }

@@ -20,7 +20,12 @@ enum lk_iter_type {
 	LK_ITER_KVEC = 2,
 	LK_ITER_BVEC = 3,
 	LK_ITER_DISCARD = 4,
+	LK_ITER_XARRAY = 5,
+	LK_ITER_FOLIOQ = 6,
 };
+
+struct lk_xarray;	/* iov_xarray.h */
+struct lk_folioq;	/* iov_folioq.h */
 
 /* struct iovec and struct kvec share this layout, as in the kernel. */
 struct lk_iovec {
@@ -39,21 +44,38 @@ struct lk_iov_iter {
 	uint8_t iter_type;
 	bool data_source;		/* LK_ITER_SOURCE: a write drains it */
 	bool user_backed;
+	uint8_t first_slot;		/* model only: FOLIOQ's first slot, in seg_first */
 	size_t iov_offset;
 	union {
 		const struct lk_iovec *iov;	/* IOVEC and KVEC */
 		const struct lk_bvec *bvec;
 		uintptr_t ubuf;
+		const struct lk_folioq *folioq;	/* FOLIOQ: the current queue segment */
+		const struct lk_xarray *xarray;
 	};
 	size_t count;
-	unsigned long nr_segs;
+	union {				/* as in the kernel: XARRAY and FOLIOQ have no array */
+		unsigned long nr_segs;
+		unsigned int folioq_slot;	/* FOLIOQ: slot in the current segment */
+		int64_t xarray_start;		/* XARRAY: file position of the first byte (loff_t) */
+	};
 
 	/* model only */
-	const void *seg_first;		/* first segment, to bound revert */
-	size_t ubuf_len;		/* UBUF: the buffer's length, to bound reexpand */
+	const void *seg_first;		/* first segment (FOLIOQ: queue segment), to bound revert */
+	union {
+		size_t ubuf_len;	/* UBUF: the buffer's length, to bound reexpand */
+		size_t xarray_len;	/* XARRAY: the count given at construction, likewise */
+		size_t folioq_done;	/* FOLIOQ: bytes moved past the first byte, to bound revert */
+	};
 	const struct lk_mm *mm;		/* user-backed import: check at copy time */
 	unsigned long visited;		/* segments examined by the last advance/revert/seek */
 };
+
+/* The type as the enum, for switches: -Wswitch then names any type left out. */
+static inline enum lk_iter_type lk_iter_kind(const struct lk_iov_iter *i)
+{
+	return (enum lk_iter_type)i->iter_type;
+}
 
 int lk_iter_ubuf(struct lk_iov_iter *i, int direction, uintptr_t buf, size_t count);
 int lk_iter_init(struct lk_iov_iter *i, int direction, const struct lk_iovec *iov,

@@ -3,12 +3,20 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "usermem.h"
 
+_Static_assert(LK_PROT_READ == PROT_READ && LK_PROT_WRITE == PROT_WRITE,
+	       "labkit's protections are mmap's (labkit/memory.py relies on it)");
+
 struct lk_mm *lk_mm_new(void)
 {
-	return calloc(1, sizeof(struct lk_mm));
+	struct lk_mm *mm = calloc(1, sizeof(struct lk_mm));
+
+	if (mm)
+		mm->last = SIZE_MAX;
+	return mm;
 }
 
 void lk_mm_free(struct lk_mm *mm)
@@ -35,12 +43,15 @@ static size_t first_ending_after(const struct lk_mm *mm, uintptr_t addr)
 	return lo;
 }
 
-/* Add [start, start + len); -EINVAL for an empty or wrapping range, -EEXIST on overlap. */
-int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len)
+/*
+ * Add [start, start + len) with protection prot; -EINVAL for an empty or
+ * wrapping range or an unknown protection, -EEXIST on overlap.
+ */
+int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len, unsigned int prot)
 {
 	size_t k;
 
-	if (!mm || len == 0 || start + len < start)
+	if (!mm || len == 0 || start + len < start || (prot & ~(LK_PROT_READ | LK_PROT_WRITE)))
 		return -EINVAL;
 	k = first_ending_after(mm, start);
 	if (k < mm->nr_maps && mm->maps[k].start < start + len)
@@ -57,7 +68,9 @@ int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len)
 	memmove(&mm->maps[k + 1], &mm->maps[k], (mm->nr_maps - k) * sizeof(mm->maps[0]));
 	mm->maps[k].start = start;
 	mm->maps[k].end = start + len;
+	mm->maps[k].prot = prot;
 	mm->nr_maps++;
+	mm->last = SIZE_MAX;		/* indices moved */
 	return 0;
 }
 
@@ -73,14 +86,25 @@ int lk_mm_remove(struct lk_mm *mm, uintptr_t start)
 		return -EINVAL;
 	memmove(&mm->maps[k], &mm->maps[k + 1], (mm->nr_maps - k - 1) * sizeof(mm->maps[0]));
 	mm->nr_maps--;
+	mm->last = SIZE_MAX;
 	return 0;
 }
 
 /*
- * How many bytes from addr, up to len, lie in mappings without a hole.
- * Adjacent mappings count as contiguous, as they do for a real process.
+ * How many bytes from addr, up to len, lie in mappings that allow the access
+ * need (LK_PROT_READ or LK_PROT_WRITE), without a hole: the bytes a
+ * copy_from_user()/copy_to_user() of [addr, addr + len) moves before it
+ * faults.  Adjacent mappings count as contiguous, as they do for a real
+ * process.
+ *
+ * hint, if not NULL, is a cache of the index of the mapping the last call
+ * ended in (start it at SIZE_MAX): a copy that walks many segments of one
+ * mapping then looks the mapping up once, not once per segment.  It is only
+ * valid while the table does not change (callers hold the table's lock for
+ * the whole copy).  The table keeps the same cache across calls (mm->last).
  */
-size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len)
+size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int need,
+			size_t *hint)
 {
 	size_t k, done = 0;
 
@@ -88,24 +112,53 @@ size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len)
 		return 0;
 	if (addr + len < addr)		/* wraps: only up to the top counts */
 		len = UINTPTR_MAX - addr;
-	k = first_ending_after(mm, addr);
-	while (done < len && k < mm->nr_maps) {
+	k = hint && *hint != SIZE_MAX ? *hint : mm->last;
+	if (k >= mm->nr_maps || mm->maps[k].start > addr || mm->maps[k].end <= addr)
+		k = first_ending_after(mm, addr);
+	while (k < mm->nr_maps) {
+		const struct lk_mapping *m = &mm->maps[k];
 		uintptr_t at = addr + done;
 
-		if (mm->maps[k].start > at)
+		if (m->start > at || !lk_prot_allows(m->prot, need))
 			break;
-		done += lk_min(len - done, mm->maps[k].end - at);
+		done += lk_min(len - done, m->end - at);
+		if (done == len)
+			break;
 		k++;
 	}
+	if (hint)
+		*hint = k;
+	((struct lk_mm *)mm)->last = k;	/* the cache only: see struct lk_mm */
 	return done;
 }
 
-/* The model's access_ok(): an empty range is always fine, as in the kernel. */
-bool lk_mm_access_ok(const struct lk_mm *mm, uintptr_t addr, size_t len)
+/* True if all of [addr, addr + len) is mapped for the access need (an empty range is). */
+bool lk_mm_mapped(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int need)
 {
 	if (len == 0)
 		return true;
 	if (addr + len < addr)
 		return false;
-	return lk_mm_accessible(mm, addr, len) == len;
+	return lk_mm_accessible(mm, addr, len, need, NULL) == len;
+}
+
+/*
+ * mprotect() of the real pages [addr, addr + len) (addr page-aligned, len
+ * rounded up to pages by the kernel); 0 or a negative errno.  The Python layer
+ * calls it only on memory its UserMemory mapped, before the mapping is
+ * entered into the table.
+ */
+int lk_mprotect(uintptr_t addr, size_t len, unsigned int prot)
+{
+	int real = PROT_NONE;
+
+	if (prot & ~(LK_PROT_READ | LK_PROT_WRITE))
+		return -EINVAL;
+	if (prot & LK_PROT_READ)
+		real |= PROT_READ;
+	if (prot & LK_PROT_WRITE)
+		real |= PROT_WRITE;
+	if (mprotect((void *)addr, len, real))
+		return -errno;
+	return 0;
 }

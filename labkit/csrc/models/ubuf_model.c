@@ -50,7 +50,8 @@ static int check_args(const struct lk_ubuf_args *a, bool uring)
 		/* the model reads the array in place: it must be aligned for it */
 		if (a->uvec % _Alignof(struct lk_iovec))
 			return -EINVAL;
-		if (!lk_mm_access_ok(a->mm, a->uvec, a->nr_segs * sizeof(struct lk_iovec)))
+		if (!lk_mm_mapped(a->mm, a->uvec, a->nr_segs * sizeof(struct lk_iovec),
+				  LK_PROT_READ))
 			return -EFAULT;
 	}
 	return 0;
@@ -67,7 +68,7 @@ LK_ALWAYS_INLINE ssize_t import_user_iovec(const struct lk_ubuf_args *a, int era
 	size_t vbytes = a->nr_segs * sizeof(struct lk_iovec);
 	ssize_t ret;
 
-	if (!lk_mm_access_ok(a->mm, a->uvec, vbytes))
+	if (!lk_mm_mapped(a->mm, a->uvec, vbytes, LK_PROT_READ))
 		return -EFAULT;
 	ret = lk_import_iovec(LK_ITER_DEST, (const struct lk_iovec *)a->uvec, a->nr_segs,
 			      LK_UIO_FASTIOV, fast_iov, iovp, it, a->mm, era);
@@ -113,10 +114,20 @@ LK_ALWAYS_INLINE ssize_t do_op(const struct lk_ubuf_args *a, struct lk_iov_iter 
 		break;
 	}
 	if (w) {
-		if (it->iter_type == LK_ITER_UBUF)
+		switch (lk_iter_kind(it)) {
+		case LK_ITER_UBUF:
 			w->ubuf_iters++;
-		else if (it->iter_type == LK_ITER_IOVEC)
+			break;
+		case LK_ITER_IOVEC:
 			w->iovec_iters++;
+			break;
+		case LK_ITER_KVEC:
+		case LK_ITER_BVEC:
+		case LK_ITER_DISCARD:
+		case LK_ITER_XARRAY:
+		case LK_ITER_FOLIOQ:
+			break;	/* imports build only UBUF and IOVEC */
+		}
 		w->seg_steps += lk_iter_seg_index(it) - before;
 		if (done > 0)
 			w->bytes_moved += (uint64_t)done;
