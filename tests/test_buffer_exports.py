@@ -42,6 +42,17 @@ for _ in range(20):
     del mv, box
     gc.collect()
 """,
+    # a folio refusing memory it exported (not a power-of-two number of pages)
+    "refused-folio": """
+import mmap
+from labkit.core.folio import Folio
+mm = mmap.mmap(-1, 8192)
+def f():
+    try: Folio.of(memoryview(mm)[:3072])
+    except ValueError as e: err = e
+for _ in range(20):
+    f(); gc.collect()
+""",
     # a constructor refusing its arguments after it exported some of them
     "refused-bvec": """
 def f():
