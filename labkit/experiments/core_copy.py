@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from labkit._args import size_arg
+from labkit._args import index_arg, size_arg
 from labkit._ffi import ffi, lib
 from labkit.core.imports import import_iovec, import_ubuf
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter
@@ -203,7 +203,7 @@ def core_copy(
     Columns: experiment, variant, repeat, ns_per_op, size, segments, op, iter_type.
     """
     cfg = core_copy_config(quick)
-    reps = cfg.repeats if repeats is None else int(repeats)
+    reps = cfg.repeats if repeats is None else index_arg(repeats, "repeats")
     mem = UserMemory()
     frames = []
     with runner.pinned(cpu) as pinned_cpu:

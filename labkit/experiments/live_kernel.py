@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from labkit._args import UINT_MAX, positive_int
 from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
 from labkit.live.clock import clock
@@ -238,7 +239,7 @@ def run_peak(
     ``ios_per_enter``, ``op`` and ``depth``.
     """
     ops = list(ops)
-    depths = [int(d) for d in depths]
+    depths = [positive_int(d, "depth", maximum=UINT_MAX) for d in depths]
     zfd = open_zero()
     details: dict[str, list[PeakResult]] = {}
     try:

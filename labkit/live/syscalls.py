@@ -8,8 +8,8 @@ import statistics
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from labkit._args import positive_int
-from labkit._ffi import check, ffi, lib, raise_errno
+from labkit._args import INT64_MAX, fd_arg, int_arg, positive_int
+from labkit._ffi import check, ffi, lib
 from labkit.live.sources import aligned_buffer, open_zero
 from labkit.live.variants import _SYSCALL_FUNCS, _SYSCALL_IDS, DEFAULT_LENGTH, SYSCALL_VARIANTS
 
@@ -18,6 +18,16 @@ def _syscall_variant(name: str) -> str:
     if name not in _SYSCALL_FUNCS:
         raise ValueError(f"unknown system call variant {name!r}; choose from {SYSCALL_VARIANTS}")
     return name
+
+
+def _fd(fd: Any) -> int:
+    """A descriptor (any C ``int``: the kernel answers EBADF for a bad one)."""
+    return fd_arg(fd, "fd", minimum=-(2**31))
+
+
+def _offset(offset: Any) -> int:
+    """-1 (the file position) or a file offset; anything else is OSError(EINVAL)."""
+    return int_arg(offset, "offset", -1, INT64_MAX, err=errno.EINVAL)
 
 
 def syscall_ns(
@@ -31,10 +41,10 @@ def syscall_ns(
     regular file).  A failed or short call raises OSError (EIO for short).
     """
     fn = _SYSCALL_FUNCS[_syscall_variant(variant)]
+    fd = _fd(fd)
     length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
     iters = positive_int(iters, "iters")
-    if offset < -1:
-        raise_errno(errno.EINVAL, f"offset must be >= -1, got {offset}")
+    offset = _offset(offset)
     owner, buf = aligned_buffer(length)
     ns = check(fn(fd, buf, length, offset, iters), f"{variant} on fd {fd}")
     del owner
@@ -44,6 +54,7 @@ def syscall_ns(
 def syscall_read(variant: str, fd: int, length: int = DEFAULT_LENGTH, offset: int = -1) -> bytes:
     """One untimed call of a read variant: the bytes it read (for correctness checks)."""
     vid = _SYSCALL_IDS[_syscall_variant(variant)]
+    fd, offset = _fd(fd), _offset(offset)
     length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
     owner, buf = aligned_buffer(length)
     n = int(check(lib.lk_sys_read_once(vid, fd, buf, length, offset), f"{variant} on fd {fd}"))
@@ -64,6 +75,7 @@ def syscall_variants(
 
     The variants share one page-aligned buffer, kept alive by the callables.
     """
+    fd, offset = _fd(fd), _offset(offset)
     length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
     iters = positive_int(iters, "iters")
     owner, buf = aligned_buffer(length)

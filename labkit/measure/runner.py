@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from labkit._args import index_arg, int_arg
+
 Variant = Callable[[], "float | Sequence[float]"]
 
 #: Columns every :func:`run` result has (parameter columns follow).
@@ -68,12 +70,14 @@ def pinned(cpu: int | None) -> Iterator[int | None]:
 
     Raises:
         ValueError: if ``cpu`` is not one of the CPUs this process may use.
+        TypeError: if ``cpu`` is not an integer (or None).
     """
+    target = None if cpu is None else index_arg(cpu, "cpu")
     if not _has_affinity():
         yield None
         return
     before = os.sched_getaffinity(0)
-    target = default_cpu() if cpu is None else int(cpu)
+    target = default_cpu() if target is None else target
     if target not in before:
         raise ValueError(f"cpu {target} is not in this process's affinity set {sorted(before)}")
     os.sched_setaffinity(0, {target})
@@ -173,10 +177,8 @@ def run(
     """
     if not variants:
         raise ValueError("run: no variants to measure")
-    if int(repeats) < 1:
-        raise ValueError(f"run: repeats must be >= 1, got {repeats}")
-    if int(warmup) < 0:
-        raise ValueError(f"run: warmup must be >= 0, got {warmup}")
+    repeats = int_arg(repeats, "run: repeats", 1)
+    warmup = int_arg(warmup, "run: warmup", 0)
     params = dict(params or {})
     clash = set(params) & set(COLUMNS)
     if clash:
@@ -219,7 +221,7 @@ def calibrate(
     grown tenfold until it lasts at least a tenth of the target, then scaled
     to the target: long enough to dwarf the ~25 ns clock read.
     """
-    iters = max(1, int(start))
+    iters = max(1, index_arg(start, "start"))
     while True:
         ns = max(float(kernel(iters)), 0.0)
         total = ns * iters

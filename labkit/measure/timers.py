@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from labkit._args import size_arg
+from labkit._args import SIZE_MAX, index_arg, int_arg, size_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.fixed import RegisteredBuffer, _reg_arg, _seek_arg
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter, buffer_arg
@@ -19,10 +19,7 @@ from labkit.errors import IterMisuseError
 
 
 def _iters(iters: int) -> int:
-    iters = size_arg(iters, "iters")
-    if iters < 1:
-        raise ValueError("iters must be >= 1")
-    return iters
+    return int_arg(iters, "iters", 1, SIZE_MAX)
 
 
 def time_empty(iters: int) -> float:
@@ -85,7 +82,7 @@ def time_advance(it: IovIter, n: int, iters: int) -> float:
 
 
 def _offset_arg(reg: RegisteredBuffer, offset: int, length: int) -> tuple[int, int]:
-    offset, length = int(offset), int(length)
+    offset, length = index_arg(offset, "offset"), index_arg(length, "length")
     if offset < 0 or length < 0 or offset + length > reg.length:
         raise_errno(
             errno.EFAULT,
@@ -103,7 +100,7 @@ def time_fixed_seek(
     """
     reg = _reg_arg(reg)
     offset, length = _offset_arg(reg, offset, length)
-    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, _seek_arg(seek), max(int(iters), 1))
+    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, _seek_arg(seek), _iters(iters))
     if ns < 0:
         raise_errno(errno.EFAULT, "time_fixed_seek")
     return float(ns)
@@ -125,9 +122,7 @@ def time_fixed_submit(
     if len(src) < length:
         raise ValueError(f"data has {len(src)} bytes, fewer than length {length}")
     csrc = ffi.from_buffer(src)
-    ns = lib.lk_time_fixed_submit(
-        reg.c_buf, offset, length, _seek_arg(seek), csrc, max(int(iters), 1)
-    )
+    ns = lib.lk_time_fixed_submit(reg.c_buf, offset, length, _seek_arg(seek), csrc, _iters(iters))
     if ns < 0:
         raise_errno(errno.EFAULT, "time_fixed_submit")
     return float(ns)

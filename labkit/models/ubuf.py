@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import errno
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from labkit._args import SIZE_MAX, int_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.config import quick_mode
 from labkit.core.imports import kernel_era
@@ -79,8 +81,11 @@ def defer_every_for(rate: float) -> int:
     ``rate`` 0 means no request is deferred (k = 0); 1 defers every request.
 
     Raises:
-        ValueError: for a rate outside [0, 1] or not a number.
+        TypeError: if ``rate`` is not a real number (a string, None, ...).
+        ValueError: for a rate outside [0, 1] or NaN.
     """
+    if isinstance(rate, (str, bytes, bool)) or not isinstance(rate, numbers.Real):
+        raise TypeError(f"defer rate must be a number, not {type(rate).__name__}")
     rate = float(rate)
     if not 0.0 <= rate <= 1.0 or math.isnan(rate):
         raise ValueError(f"defer rate must be in [0, 1], got {rate}")
@@ -151,15 +156,18 @@ class Work:
 def _segments_arg(segments: Sequence[int] | None, size: int) -> list[int]:
     if segments is None:
         segments = [size]
-    segs = [int(s) for s in segments]
+    segs = list(segments)
     if len(segs) > int(lib.LK_UBUF_MAX_SEGS):
         raise_errno(
             errno.EINVAL,
             f"{len(segs)} segments, more than UIO_MAXIOV ({int(lib.LK_UBUF_MAX_SEGS)})",
         )
-    if any(s < 0 for s in segs):
-        raise_errno(errno.EINVAL, f"segment lengths must be >= 0, got {segs}")
-    return segs
+    return [_size(s, f"segment {k} length") for k, s in enumerate(segs)]
+
+
+def _size(value: Any, name: str) -> int:
+    """A byte count for the model: an int in 0..SIZE_MAX, else OSError(EINVAL)."""
+    return int_arg(value, name, 0, SIZE_MAX, err=errno.EINVAL)
 
 
 class SharedMemory:
@@ -185,7 +193,7 @@ class SharedMemory:
 
     def __init__(self, size: int = PAGE_SIZE, mem: UserMemory | None = None) -> None:
         self.mem = mem if mem is not None else UserMemory()
-        self.data = self.mem.map(max(int(size), 1))
+        self.data = self.mem.map(max(_size(size, "size"), 1))
         self.table = self.mem.map(PAGE_SIZE)
         self._next = 0
         # kernel-side memory (not in the modelled address space): argument slots
@@ -238,9 +246,7 @@ class _Model:
     ) -> None:
         if op not in OPS:
             raise ValueError(f"op must be one of {sorted(OPS)}, got {op!r}")
-        size = int(size)
-        if size < 0:
-            raise_errno(errno.EINVAL, f"size must be >= 0, got {size}")
+        size = _size(size, "size")
         self.op = op
         self.segments = _segments_arg(segments, size)
         total = max(size, sum(self.segments))
@@ -293,11 +299,10 @@ class _Model:
 
         Raises:
             OSError: the model's errno for a bad set-up (EFAULT, EINVAL, ENOMEM).
-            ValueError: for iters < 1.
+            ValueError: for iters < 1 or above SIZE_MAX.
+            TypeError: for iters that is not an integer.
         """
-        iters = default_iters() if iters is None else int(iters)
-        if iters < 1:
-            raise ValueError(f"iters must be >= 1, got {iters}")
+        iters = default_iters() if iters is None else int_arg(iters, "iters", 1, SIZE_MAX)
         with self.mem.lock:  # the C loop reads the address-space table
             ns = float(self._timer()(self._args, iters))
         if ns < 0:
@@ -306,7 +311,7 @@ class _Model:
 
     def batch(self, iters: int | None = None) -> Callable[[], float]:
         """A zero-argument callable running one batch (for ``labkit.measure.runner.run``)."""
-        iters = default_iters() if iters is None else int(iters)
+        iters = default_iters() if iters is None else int_arg(iters, "iters", 1, SIZE_MAX)
         return lambda: self.time(iters)
 
     def work(self, calls: int = 1) -> Work:
@@ -314,11 +319,10 @@ class _Model:
 
         Raises:
             OSError: the model's errno for a bad set-up.
-            ValueError: for calls < 0.
+            ValueError: for calls < 0 or above SIZE_MAX.
+            TypeError: for calls that is not an integer.
         """
-        calls = int(calls)
-        if calls < 0:
-            raise ValueError(f"calls must be >= 0, got {calls}")
+        calls = int_arg(calls, "calls", 0, SIZE_MAX)
         w = ffi.new("struct lk_ubuf_work *")
         fn = lib.lk_ubuf_uring_work if self._uring else lib.lk_ubuf_syscall_work
         with self.mem.lock:
@@ -407,9 +411,7 @@ class UringModel(_Model):
     ) -> None:
         if variant not in URING_VARIANTS:
             raise ValueError(f"variant must be one of {sorted(URING_VARIANTS)}, got {variant!r}")
-        defer_every = int(defer_every)
-        if defer_every < 0:
-            raise ValueError(f"defer_every must be >= 0, got {defer_every}")
+        defer_every = int_arg(defer_every, "defer_every", 0, SIZE_MAX)
         super().__init__(
             kind=URING_VARIANTS[variant],
             op=op,
