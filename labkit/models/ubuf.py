@@ -260,7 +260,23 @@ class _Model:
         else:
             self.mem = mem if mem is not None else UserMemory()
             self.data = self.mem.map(max(total, 1))
-            self.uvec_map, uvec_off = self.mem.map(nseg * 16), 0
+            try:
+                self.uvec_map, uvec_off = self.mem.map(nseg * 16), 0
+            except BaseException:
+                self.mem.unmap(self.data)  # a refused set-up leaves nothing mapped
+                raise
+        try:
+            self._set_up(kind, size, total, nseg, uvec_off, shared)
+        except BaseException:
+            if shared is None:
+                self.mem.unmap(self.data)
+                self.mem.unmap(self.uvec_map)
+            raise
+
+    def _set_up(
+        self, kind: int, size: int, total: int, nseg: int, uvec_off: int, shared: Any
+    ) -> None:
+        """The iovec array in user memory and the C arguments (after the mappings)."""
         self.uvec_addr = self.uvec_map.addr + uvec_off
         # the user's iovec array, written into user memory: segments laid end to end
         table = (
@@ -277,7 +293,7 @@ class _Model:
         a = shared.args_slot() if shared is not None else ffi.new("struct lk_ubuf_args *")
         a.mm = self.mem.c_mm
         a.kind = kind
-        a.op = OPS[op]
+        a.op = OPS[self.op]
         a.buf = self.data.addr
         a.len = size
         a.uvec = self.uvec_addr
@@ -366,10 +382,11 @@ class SyscallModel(_Model):
         if syscall not in ("read", "readv"):
             raise ValueError(f"syscall must be 'read' or 'readv', got {syscall!r}")
         kind = lib.LK_UBUF_KIND_READ if syscall == "read" else lib.LK_UBUF_KIND_READV
+        era = kernel_era(kernel)  # before anything is mapped
         super().__init__(kind=kind, op=op, size=size, segments=segments, mem=mem, shared=shared)
         self.syscall = syscall
         self.kernel = str(kernel)
-        self._args.era = kernel_era(kernel)
+        self._args.era = era
 
     def __repr__(self) -> str:
         segs = "" if self.syscall == "read" else f", segments={self.segments}"
