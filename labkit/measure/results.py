@@ -62,6 +62,32 @@ def results_dir(experiment: str, data_dir: Path | str | None = None) -> Path:
     return base / "results" / _safe_name(experiment, "experiment")
 
 
+def check_writable(experiment: str, data_dir: Path | str | None = None) -> Path:
+    """Create ``experiment``'s results directory and check that a file can be written there.
+
+    Call it before measuring, so that a bad ``LABKIT_DATA`` (a file, a
+    read-only folder, ``/proc/self``) is found before the results exist,
+    not after.  Returns the directory.
+
+    Raises:
+        OSError: with the errno of the failure and a message naming the
+            directory (and ``LABKIT_DATA`` when the directory comes from it).
+    """
+    out = results_dir(experiment, data_dir)
+    env = os.environ.get("LABKIT_DATA") if data_dir is None else None
+    where = f"{out} (LABKIT_DATA={env})" if env else str(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".labkit-write-check.", suffix=".tmp", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OSError(
+            exc.errno, f"cannot write results to {where}: {exc.strerror or exc}"
+        ) from None
+    return out
+
+
 def atomic_write(path: Path | str, write: Callable[[IO[str]], Any]) -> Path:
     """Create ``path`` with the text ``write(f)`` puts in ``f``, atomically.
 
@@ -329,6 +355,7 @@ __all__ = [
     "ResultFileError",
     "ResultFileWarning",
     "atomic_write",
+    "check_writable",
     "load",
     "load_run",
     "results_dir",

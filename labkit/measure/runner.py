@@ -61,6 +61,35 @@ def default_cpu() -> int | None:
     return max(os.sched_getaffinity(0))
 
 
+def cpu_arg(cpu: Any) -> int | None:
+    """``cpu`` checked before anything runs: None (the default CPU), or one this
+    process may use (on a platform without CPU affinity, any integer).
+
+    Raises:
+        TypeError: if ``cpu`` is not an integer (or None).
+        ValueError: if it is not one of the CPUs this process may use.
+    """
+    if cpu is None:
+        return None
+    target = index_arg(cpu, "cpu")
+    if _has_affinity():
+        allowed = sorted(os.sched_getaffinity(0))
+        if target not in allowed:
+            raise ValueError(f"cpu {target} is not one this process may use ({_ranges(allowed)})")
+    return target
+
+
+def _ranges(cpus: Sequence[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2,5"."""
+    runs: list[list[int]] = []
+    for c in cpus:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 @contextmanager
 def pinned(cpu: int | None) -> Iterator[int | None]:
     """Pin the calling thread to ``cpu`` for the ``with`` block, then restore its affinity.
@@ -72,14 +101,12 @@ def pinned(cpu: int | None) -> Iterator[int | None]:
         ValueError: if ``cpu`` is not one of the CPUs this process may use.
         TypeError: if ``cpu`` is not an integer (or None).
     """
-    target = None if cpu is None else index_arg(cpu, "cpu")
+    target = cpu_arg(cpu)
     if not _has_affinity():
         yield None
         return
     before = os.sched_getaffinity(0)
     target = default_cpu() if target is None else target
-    if target not in before:
-        raise ValueError(f"cpu {target} is not in this process's affinity set {sorted(before)}")
     os.sched_setaffinity(0, {target})
     try:
         yield target
