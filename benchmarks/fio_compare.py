@@ -6,8 +6,8 @@ one CPU and interleaved round by round, each labkit loop and the fio job that
 does the same work:
 
     labkit                               fio (--ioengine, one job, iodepth 1)
-    pread  (lk_time_read, offset 0)      psync
-    preadv (lk_time_readv1, offset 0)    pvsync
+    pread  (variant "read", offset 0)    psync
+    preadv (variant "readv1", offset 0)  pvsync
     io_uring READ, QD1                   io_uring
     io_uring READ_FIXED, QD1             io_uring --fixedbufs=1
 

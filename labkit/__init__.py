@@ -31,7 +31,7 @@ from labkit.core.memory import PAGE_SIZE, Mapping, UserMemory
 from labkit.core.pagecache import PageCache
 from labkit.errors import IterMisuseError
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  #: the one place the version is written (pyproject.toml reads it)
 
 __all__ = [
     "ITER_DEST",

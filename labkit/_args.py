@@ -12,6 +12,7 @@ helper                        out of range
 :func:`int_arg`               ValueError, or OSError(``err``) if given
 :func:`size_arg`              ValueError below 0; clamps to SIZE_MAX
 :func:`positive_int`          OSError(EINVAL) below 1 or above maximum
+:func:`iters_arg`             OSError(EINVAL) outside 1..SIZE_MAX
 :func:`address_arg`           OSError(EFAULT) outside 0..SIZE_MAX
 :func:`fd_arg`                OSError(EBADF) outside the C ``int``
 :func:`seconds_arg`           OSError(EINVAL) unless 0 < s <= maximum
@@ -98,6 +99,11 @@ def positive_int(value: Any, name: str, *, maximum: int = SIZE_MAX) -> int:
     return int_arg(value, name, 1, maximum, err=errno.EINVAL)
 
 
+def iters_arg(iters: Any) -> int:
+    """A batch's iteration count: an int from 1 to SIZE_MAX; 0 is OSError(EINVAL), as from C."""
+    return positive_int(iters, "iters", maximum=SIZE_MAX)
+
+
 def address_arg(value: Any, name: str = "address") -> int:
     """A user address: an int in 0..SIZE_MAX; outside it is OSError(EFAULT), as the kernel."""
     return int_arg(value, name, 0, SIZE_MAX, err=errno.EFAULT)
@@ -139,6 +145,7 @@ __all__ = [
     "fd_arg",
     "index_arg",
     "int_arg",
+    "iters_arg",
     "positive_int",
     "seconds_arg",
     "size_arg",

@@ -3,11 +3,17 @@
 The extension module ``labkit._labkit`` is built at install time by cffi
 (``labkit/_build.py``).  Setting ``LABKIT_EXT_PATH`` to the path of another
 build of it (for example the sanitizer build used by the tests) loads that one
-instead.
+instead; ``LABKIT_TIME_BUDGET`` (seconds) sets the time budget of every
+timing batch at load (see :func:`labkit.config.set_time_budget`).
+
+One error contract covers the whole C core: every entry point returns a
+negative errno on failure (for int and double results alike), and
+:func:`check` is the one mapping to :class:`OSError`.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import sys
@@ -78,6 +84,22 @@ ffi = _mod.ffi
 lib = _mod.lib
 
 
+def _budget_from_env() -> None:
+    text = os.environ.get("LABKIT_TIME_BUDGET", "")
+    if not text:
+        return
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < 2**63 / 1e9:
+        raise ValueError(f"LABKIT_TIME_BUDGET={text!r} is not a number of seconds > 0")
+    lib.lk_set_time_budget_ns(max(1, int(seconds * 1e9)))
+
+
+_budget_from_env()
+
+
 def raise_errno(err: int, message: str) -> NoReturn:
     """Raise ``OSError(err, "<strerror>: message")`` for a positive errno."""
     raise OSError(err, f"{os.strerror(err)}: {message}")
@@ -87,7 +109,14 @@ def check(ret: Any, message: str) -> Any:
     """Return ``ret`` unless it is negative: then it is ``-errno`` (the C core's one
     error convention, for int and double results alike) and OSError is raised."""
     if ret < 0:
-        raise_errno(int(-ret), message)
+        err = int(-ret)
+        if err == errno.ETIMEDOUT:
+            budget = lib.lk_time_budget_ns() / 1e9
+            message += (
+                f" (the batch ran past its time budget of {budget:g} s: use fewer "
+                "iterations, or labkit.config.set_time_budget)"
+            )
+        raise_errno(err, message)
     return ret
 
 

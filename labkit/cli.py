@@ -86,7 +86,7 @@ def _info_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _info(args: argparse.Namespace) -> int:
-    """Print the environment record and whether io_uring is usable here."""
+    """Print the environment record and whether io_uring is available here."""
     import json
 
     from labkit.measure.envinfo import environment, format_environment
@@ -98,7 +98,9 @@ def _info(args: argparse.Namespace) -> int:
     print(format_environment(env))
     io = env["io_uring"]
     print()
-    print("io_uring: " + ("usable" if io["usable"] else "NOT usable") + f" ({io['reason']})")
+    print(
+        "io_uring: " + ("available" if io["available"] else "NOT available") + f" ({io['reason']})"
+    )
     return 0
 
 
@@ -204,7 +206,7 @@ def _reproduce(args: argparse.Namespace) -> int:
 COMMANDS: list[Command] = [
     Command("demo", "a short tour of the iterator API", _demo_args, _demo),
     Command(
-        "info", "print the environment record and whether io_uring is usable", _info_args, _info
+        "info", "print the environment record and whether io_uring is available", _info_args, _info
     ),
     Command(
         "bench", "run a benchmark (copy: the core copy/advance benchmark)", _bench_args, _bench

@@ -8,10 +8,19 @@ date).  :func:`load` reads one and adds derived columns:
 * R2: ``ns_per_call`` = elapsed seconds / calls (10M reads of 4 KiB), and the
   same for usr and sys time (``usr_ns_per_call``, ``sys_ns_per_call``);
 * R3: ``ns_per_io`` = 1e9 / IOPS (aggregate over 24 drives: a rate, not a latency).
+
+Each headline quantity also has a declared tolerance band (``bands.csv``,
+:func:`bands`, :func:`band`): what difference from the published figure still
+counts as the same result, with its reason and source.  Bands come from the
+claims themselves (their wording, the spread of the published samples), not
+from our measurements, and are the same in quick and full mode.
+:func:`figures` gives the published figure each band surrounds.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -19,8 +28,8 @@ import pandas as pd
 from labkit import config
 from labkit.measure.results import READ_CSV_EXACT
 
-RESULTS = ("R1", "R2", "R3")
 SOURCE_COLUMNS = ("source_file", "source_subject", "source_author", "source_date")
+GIB_PAGES = (1 << 30) // 4096 - 1  #: pages skipped to reach the last page of 1 GiB
 
 
 def published_dir() -> Path:
@@ -28,8 +37,18 @@ def published_dir() -> Path:
     return config.repo_root() / "data" / "published"
 
 
+def _results() -> tuple[str, ...]:
+    """The results with published figures: one ``R<n>.csv`` each in :func:`published_dir`."""
+    stems = [p.stem for p in published_dir().glob("R*.csv") if p.stem[1:].isdigit()]
+    return tuple(sorted(stems, key=lambda s: int(s[1:])))
+
+
+#: The results with published figures ("R1", "R2", "R3", ...), read from data/published/.
+RESULTS = _results()
+
+
 def path(result_id: str) -> Path:
-    """The CSV of ``result_id`` ("R1", "R2" or "R3")."""
+    """The CSV of ``result_id`` (one of :data:`RESULTS`: "R1", "R2", "R3")."""
     rid = str(result_id).upper()
     if rid not in RESULTS:
         raise KeyError(f"unknown result {result_id!r}; expected one of {RESULTS}")
@@ -62,6 +81,26 @@ def load(result_id: str) -> pd.DataFrame:
 def load_all() -> pd.DataFrame:
     """All three tables concatenated (columns a result lacks are NaN)."""
     return pd.concat([load(r) for r in RESULTS], ignore_index=True)
+
+
+def r1_figures() -> dict[str, float]:
+    """R1's published submission times and what follows from them (1 GiB assumed for
+    ``pages`` and ``ns_per_page``: the registration cap; the size was not published)."""
+    t = load("R1")
+    t = t[t["unit"] == "ns"].set_index(["variant", "position"])["ns_per_op"]
+    bh, bt = float(t["before", "head"]), float(t["before", "tail"])
+    ah, at = float(t["after", "head"]), float(t["after", "tail"])
+    return {
+        "before_head_ns": bh,
+        "before_tail_ns": bt,
+        "after_head_ns": ah,
+        "after_tail_ns": at,
+        "pages": float(GIB_PAGES),
+        "ns_per_page": (bt - at) / GIB_PAGES,
+        "tail_speedup": bt / at,
+        "before_tail_over_head": bt / bh,
+        "after_tail_over_head": at / ah,
+    }
 
 
 def r2_figures() -> dict[str, float]:
@@ -102,14 +141,140 @@ def r3_figures() -> dict[str, float]:
     }
 
 
+def figures() -> dict[str, float]:
+    """The derived published figures the tolerance bands surround, by key.
+
+    R1 (1 GiB assumed, the registration cap): ``before_tail_ns``,
+    ``ns_per_page`` ((before tail - after tail) / pages), ``tail_speedup``
+    (before tail / after tail, "about 755x"), ``after_tail_over_head``;
+    R2: ``saved_share_pct``, ``saved_ns``, ``readv_before_over_after``;
+    R3: ``gain_pct``, ``readv_over_read`` (IOPS after / before).
+    """
+    p1, p2, p3 = r1_figures(), r2_figures(), r3_figures()
+    return {
+        "before_tail_ns": p1["before_tail_ns"],
+        "ns_per_page": p1["ns_per_page"],
+        "tail_speedup": p1["tail_speedup"],
+        "after_tail_over_head": p1["after_tail_over_head"],
+        "saved_share_pct": 100 * p2["saved_share"],
+        "saved_ns": p2["saved_ns"],
+        "readv_before_over_after": p2["readv_before_ns"] / p2["readv_after_ns"],
+        "gain_pct": 100 * p3["gain"],
+        "readv_over_read": 1 + p3["gain"],
+    }
+
+
+BAND_COLUMNS = (
+    "result",
+    "quantity",
+    "figure",
+    "band_low",
+    "band_high",
+    "null",
+    "unit",
+    "reason",
+    "source",
+)
+
+
+@dataclass(frozen=True)
+class Band:
+    """A declared tolerance band around a published figure (or a claim's direction)."""
+
+    result: str
+    quantity: str
+    low: float
+    high: float
+    null: float  #: the value meaning "no effect" (0 for gains and costs, 1 for ratios)
+    unit: str
+    reason: str
+    source: str
+    figure: str = ""  #: key of :func:`figures`; empty for a direction-only band
+    published: float | None = None  #: the published figure, None for a direction-only band
+
+    @property
+    def effect(self) -> float | None:
+        """How far the published figure is from no effect (None for a direction-only band)."""
+        return None if self.published is None else abs(self.published - self.null)
+
+    def contains(self, value: float) -> bool:
+        """``low <= value <= high``."""
+        return self.low <= float(value) <= self.high
+
+
+def bands_path() -> Path:
+    """``data/published/bands.csv``."""
+    return published_dir() / "bands.csv"
+
+
+def bands() -> pd.DataFrame:
+    """The declared tolerance bands, one row per (result, quantity), with ``published``.
+
+    Raises:
+        ValueError: for a missing column, a duplicate (result, quantity), a band
+            with low > high, or an unknown figure key.
+    """
+    df = pd.read_csv(bands_path(), **READ_CSV_EXACT)
+    missing = [c for c in BAND_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{bands_path()}: missing column(s) {missing}")
+    df["figure"] = df["figure"].fillna("").astype(str)
+    for c in ("band_low", "band_high", "null"):
+        df[c] = df[c].astype(float)
+    dup = df.duplicated(["result", "quantity"])
+    if dup.any():
+        raise ValueError(f"{bands_path()}: duplicate bands {df.loc[dup, 'quantity'].tolist()}")
+    bad = df[~(df["band_low"] < df["band_high"])]
+    if len(bad):
+        raise ValueError(
+            f"{bands_path()}: band_low must be < band_high: {bad['quantity'].tolist()}"
+        )
+    figs = figures()
+    unknown = sorted(set(df["figure"]) - set(figs) - {""})
+    if unknown:
+        raise ValueError(f"{bands_path()}: unknown figure key(s) {unknown}")
+    df["published"] = [figs[k] if k else math.nan for k in df["figure"]]
+    return df
+
+
+def band(result_id: str, quantity: str) -> Band | None:
+    """The declared band of one recorded quantity, or None if it has none."""
+    df = bands()
+    sel = df[(df["result"] == result_id) & (df["quantity"] == quantity)]
+    if sel.empty:
+        return None
+    r = sel.iloc[0]
+    pub = float(r["published"])
+    return Band(
+        result=str(r["result"]),
+        quantity=str(r["quantity"]),
+        low=float(r["band_low"]),
+        high=float(r["band_high"]),
+        null=float(r["null"]),
+        unit=str(r["unit"]),
+        reason=str(r["reason"]),
+        source=str(r["source"]),
+        figure=str(r["figure"]),
+        published=None if math.isnan(pub) else pub,
+    )
+
+
 __all__ = [
+    "BAND_COLUMNS",
+    "GIB_PAGES",
     "RESULTS",
+    "Band",
+    "band",
+    "bands",
+    "bands_path",
+    "figures",
     "SOURCE_COLUMNS",
     "load",
     "load_all",
     "load_raw",
     "path",
     "published_dir",
+    "r1_figures",
     "r2_figures",
     "r3_figures",
 ]

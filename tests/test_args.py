@@ -159,8 +159,7 @@ def test_model_counts_out_of_range():
             model.time(junk)
         with pytest.raises(TypeError):
             model.work(junk)
-    with pytest.raises(ValueError):
-        model.time(2**64)
+    assert _errno_of(lambda: model.time(2**64)) == errno.EINVAL  # iters_arg: as from C
     with pytest.raises(TypeError):
         defer_every_for("0.5")
 
@@ -201,8 +200,7 @@ def test_timers_and_runner_take_integers_only(mem_reg):
         timers.time_fixed_seek(reg, 4095.9, 10, "shift", 10)
     with pytest.raises(TypeError):
         timers.time_fixed_seek(reg, 0, 10, "shift", 10.5)
-    with pytest.raises(ValueError):
-        timers.time_empty(2**64)
+    assert _errno_of(lambda: timers.time_empty(2**64)) == errno.EINVAL
     with pytest.raises(TypeError):
         runner.run({"a": lambda: 1.0}, repeats=2.5, cpu=None)
     with pytest.raises(TypeError):

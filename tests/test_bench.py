@@ -1,5 +1,6 @@
 """The harness logic, without depending on the clock."""
 
+import errno
 import os
 
 import numpy as np
@@ -118,12 +119,15 @@ def synthetic(ratio, n=60, seed=1):
 def test_ratio_ci_contains_known_ratio_and_is_seeded():
     df = synthetic(1.5)
     r = stats.ratio_ci(df, "slow", "base")
+    assert isinstance(r, stats.Estimate)
     assert r.ci_low < 1.5 < r.ci_high
-    assert r.ci_low <= r.ratio <= r.ci_high
+    assert r.ci_low <= r.estimate <= r.ci_high
     assert r.ci_high - r.ci_low < 0.1
-    assert stats.ratio_ci(df, "slow", "base") == r
+    assert r.method.startswith("BCa") and r.n_runs == 1 and r.n_batches == 60
+    again = stats.ratio_ci(df, "slow", "base")
+    assert (again.estimate, again.ci_low, again.ci_high) == (r.estimate, r.ci_low, r.ci_high)
     other = stats.ratio_ci(df, "slow", "base", seed=7)
-    assert other.ratio == r.ratio and (other.ci_low, other.ci_high) != (r.ci_low, r.ci_high)
+    assert other.estimate == r.estimate and (other.ci_low, other.ci_high) != (r.ci_low, r.ci_high)
 
 
 def test_ratio_ci_by_group_and_missing_variant():
@@ -132,6 +136,7 @@ def test_ratio_ci_by_group_and_missing_variant():
     assert list(out["size"]) == [1, 2]
     assert out.loc[0, "ci_low"] < 1.2 < out.loc[0, "ci_high"]
     assert out.loc[1, "ci_low"] < 3.0 < out.loc[1, "ci_high"]
+    assert {"numerator", "denominator", "estimate", "method", "n_runs"} <= set(out.columns)
     with pytest.raises(KeyError):
         stats.ratio_ci(df, "nope", "base")
 
@@ -139,15 +144,15 @@ def test_ratio_ci_by_group_and_missing_variant():
 def test_median_ci():
     df = synthetic(2.0)
     out = stats.median_ci(df)
-    assert list(out.columns) == ["experiment", "variant", "n", "median", "ci_low", "ci_high"]
+    assert list(out.columns) == ["experiment", "variant", *stats.MEDIAN_COLUMNS]
     for _, row in out.iterrows():
         assert row["ci_low"] <= row["median"] <= row["ci_high"]
-        assert row["n"] == 60
+        assert row["n"] == 60 and row["n_runs"] == 1
     assert out.equals(stats.median_ci(df))
     with pytest.raises(KeyError):
         stats.median_ci(df, by="size")
     with pytest.raises(ValueError):
-        stats.bootstrap_median([1.0], confidence=1.5)
+        stats.bootstrap_median([1.0, 2.0], confidence=1.5)
 
 
 def test_calibrate_scales_to_target():
@@ -168,8 +173,9 @@ def test_timing_wrappers_check_their_arguments():
         timers.time_copy_to_iter(source, src, 10, 1)
     with pytest.raises(IterMisuseError):
         timers.time_copy_from_iter(dest, buf, 10, 1)
-    with pytest.raises(ValueError):
+    with pytest.raises(OSError) as err:  # iters 0 is EINVAL everywhere, as from C
         timers.time_empty(0)
+    assert err.value.errno == errno.EINVAL
     with pytest.raises(TypeError):
         timers.time_memcpy(buf, "text", 1, 1)
 

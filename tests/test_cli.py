@@ -12,7 +12,7 @@ def test_info_prints_record_and_io_uring(capsys):
     assert cli.main(["info"]) == 0
     out = capsys.readouterr().out
     assert "kernel_release" in out and "mitigations:" in out
-    assert "io_uring: usable" in out or "io_uring: NOT usable" in out
+    assert "io_uring: available" in out or "io_uring: NOT available" in out
 
 
 def test_info_json(capsys):

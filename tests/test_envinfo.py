@@ -14,8 +14,8 @@ def test_record_has_every_key_and_is_json():
     assert env["kernel_release"] and env["python"].count(".") == 2
     assert "-O2" in env["cflags"] or "-O1" in env["cflags"]
     assert set(env["packages"]) >= {"numpy", "pandas", "cffi"}
-    assert set(env["io_uring"]) == {"usable", "errno", "reason", "sysctl_disabled"}
-    assert isinstance(env["io_uring"]["usable"], bool)
+    assert set(env["io_uring"]) == {"available", "errno", "reason", "sysctl_disabled"}
+    assert isinstance(env["io_uring"]["available"], bool)
     assert json.loads(json.dumps(env)) == env
 
 
@@ -36,8 +36,12 @@ def test_cpu_model_parses_cpuinfo(tmp_path):
 
 
 def test_io_uring_status_consistent():
+    """One vocabulary: the record's "available" is the probe's."""
+    from labkit import live
+
     st = envinfo.io_uring_status()
-    assert (st["errno"] is None) == st["usable"]
+    assert st["available"] == live.probe()["available"]
+    assert not (st["available"] and st["errno"] is not None)
 
 
 def test_format_environment_lists_sections():

@@ -1,4 +1,4 @@
-"""labkit.exercises: the model's answers match the ones worked out by hand, and checks."""
+"""labkit.teach.exercises: the model's answers match the ones worked out by hand, and checks."""
 
 from __future__ import annotations
 

@@ -521,29 +521,29 @@ def test_timing_kernels_run_and_validate():
 # ---- experiment helpers: logic on synthetic data ------------------------------------------
 
 
-def test_composed_ratio_ci_logic():
-    f = [100.0] * 9
-    point, lo, hi = fixed_seek.composed_ratio_ci(f, [300.0] * 9, [100.0] * 9)
-    assert point == lo == hi == 2.0
-    rng = np.random.default_rng(1)
-    point, lo, hi = fixed_seek.composed_ratio_ci(
-        rng.normal(100, 5, 50), rng.normal(900, 30, 50), rng.normal(100, 5, 50)
-    )
-    assert lo < point < hi and lo < 5.0 < hi
-    with pytest.raises(ValueError):
-        fixed_seek.composed_ratio_ci([], [1.0], [1.0])
-
-
-def test_fit_ns_per_page_recovers_a_known_slope():
+def test_r1_figures_come_from_the_one_statistics_module():
     import pandas as pd
+
+    from labkit.measure import stats
 
     rows = [
         {"variant": "walk-2019", "pages_skipped": p, "ns_per_op": 10 + 3.0 * p + e}
         for p in (0, 10, 100, 1000, 10000)
         for e in (-1.0, 0.0, 1.0)
     ]
-    point, lo, hi = fixed_seek.fit_ns_per_page(pd.DataFrame(rows), min_pages=1, n_boot=200)
-    assert point == pytest.approx(3.0, rel=1e-6) and lo <= 3.0 <= hi
+    slope = stats.slope(pd.DataFrame(rows), variant="walk-2019", min_x=1)
+    assert slope.estimate == pytest.approx(3.0, rel=1e-6) and slope.ci_low <= 3.0 <= slope.ci_high
+    sub = pd.DataFrame(
+        {
+            "variant": ["walk-2019 tail"] * 9 + ["shift tail"] * 9,
+            "ns_per_op": [300.0] * 9 + [100.0] * 9,
+        }
+    )
+    r = stats.composed_ratio(sub, "walk-2019 tail", "shift tail", fixed=[100.0] * 9)
+    assert r.estimate == r.ci_low == r.ci_high == 2.0
+    assert not hasattr(fixed_seek, "composed_ratio_ci") and not hasattr(
+        fixed_seek, "fit_ns_per_page"
+    )
 
 
 def test_experiment_helpers_with_a_stand_in_runner():

@@ -1,5 +1,6 @@
 """The published figures match the seed mails (parsed here independently)."""
 
+import math
 import re
 from pathlib import Path
 
@@ -91,3 +92,65 @@ def test_r3_matches_seed():
 def test_unknown_result():
     with pytest.raises(KeyError):
         published.load("R9")
+
+
+# ---- tolerance bands -------------------------------------------------------------------
+
+
+def test_bands_parse_and_each_contains_its_published_figure():
+    import csv
+
+    from labkit import published
+
+    with open(published.bands_path(), newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and set(rows[0]) == set(published.BAND_COLUMNS)
+    figs = published.figures()
+    for r in rows:
+        lo, hi = float(r["band_low"]), float(r["band_high"])
+        assert lo < hi, r["quantity"]
+        assert len(r["reason"]) > 40 and r["source"], r["quantity"]
+        if r["figure"]:
+            fig = figs[r["figure"]]
+            assert lo <= fig <= hi, (r["quantity"], lo, fig, hi)
+            assert math.isfinite(lo) and math.isfinite(hi)
+        else:  # no published figure: the band is the claim's direction, one side open
+            assert math.isinf(hi) or "direction" in r["reason"], r["quantity"]
+            assert "direction of the claim" in r["reason"]
+    b = published.bands()
+    assert not b.duplicated(["result", "quantity"]).any()
+    assert set(b["result"]) == {"R1", "R2", "R3"}
+
+
+def test_band_figures_recomputed_from_the_raw_tables():
+    from labkit import published
+
+    figs = published.figures()
+    r1 = published.load_raw("R1").set_index(["variant", "position"])["value"]
+    assert figs["tail_speedup"] == pytest.approx(r1["before", "tail"] / r1["after", "tail"])
+    assert figs["ns_per_page"] == pytest.approx(
+        (r1["before", "tail"] - r1["after", "tail"]) / ((1 << 30) // 4096 - 1)
+    )
+    r2 = published.load_raw("R2")
+    before = r2[(r2["variant"] == "readv1") & (r2["kernel"] == "stock")]["value"].mean()
+    after = r2[(r2["variant"] == "readv1") & (r2["kernel"] == "patched")]["value"].mean()
+    assert figs["saved_share_pct"] == pytest.approx(100 * (before - after) / before)
+    assert figs["saved_ns"] == pytest.approx((before - after) * 100)  # s over 10M calls -> ns
+    r3 = published.load_raw("R3")
+    gain = r3[r3.variant == "after"]["value"].mean() / r3[r3.variant == "before"]["value"].mean()
+    assert figs["gain_pct"] == pytest.approx(100 * (gain - 1))
+    # the R3 band is the extremes of any pairing of the published samples
+    b = published.band("R3", "io_uring READV(1) as UBUF: request-rate gain at peak")
+    lo = r3[r3.variant == "after"]["value"].min() / r3[r3.variant == "before"]["value"].max()
+    hi = r3[r3.variant == "after"]["value"].max() / r3[r3.variant == "before"]["value"].min()
+    assert (b.low, b.high) == pytest.approx((100 * (lo - 1), 100 * (hi - 1)), abs=1e-3)
+
+
+def test_bands_are_the_same_in_quick_and_full_mode(monkeypatch):
+    from labkit import published
+
+    monkeypatch.setenv("LABKIT_QUICK", "1")
+    quick = published.bands()
+    monkeypatch.setenv("LABKIT_QUICK", "0")
+    assert published.bands().equals(quick)
+    assert published.band("R1", "no such quantity") is None

@@ -1,4 +1,4 @@
-"""labkit.viz: the data behind the drawings, and the drawings' artists and labels."""
+"""labkit.teach.viz: the data behind the drawings, and the drawings' artists and labels."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ the end of the last bvec, as the kernel does; the walks step past it); none
 of them copies anything there, and ``shift`` does not read past the table
 where the kernel would read the ``bv_offset`` one entry beyond it.
 
-Every seek runs in C (``labkit/csrc/fixed_buf.c``), and every one of them,
+Every seek runs in C (``labkit/csrc/core/fixed_buf.c``), and every one of them,
 buggy or not, is bounded so that no copy can leave the registered memory.
 """
 
@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -64,9 +64,6 @@ from labkit._args import SIZE_MAX, address_arg, int_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.iov_iter import IovIter, direction_arg
 from labkit.core.memory import Mapping, UserMemory
-
-if TYPE_CHECKING:
-    pass
 
 SEEKS: dict[str, int] = {
     "walk-2019": lib.LK_SEEK_WALK_2019,

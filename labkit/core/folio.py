@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from labkit._ffi import ffi
-from labkit.core.iov_iter import buffer_arg
+from labkit.core.iter_args import buffer_arg
 
 PAGE_SIZE = 4096
 PAGE_SHIFT = 12

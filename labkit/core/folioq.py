@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from labkit._args import size_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.folio import PAGE_SIZE, Folio, order_arg
+from labkit.core.iter_args import direction_arg
 from labkit.errors import IterMisuseError
 
 if TYPE_CHECKING:
@@ -285,8 +286,6 @@ def folio_queue_iter(
     segment: Any,
 ) -> IovIter:
     """``IovIter.folio_queue``: see its docstring."""
-    from labkit.core.iov_iter import direction_arg
-
     d = direction_arg(direction)
     if not isinstance(folioq, FolioQueue):
         raise TypeError(f"folioq must be a labkit.FolioQueue, not {type(folioq).__name__}")

@@ -1,6 +1,6 @@
 """``IovIter``: the kernel's ``struct iov_iter`` over real memory.
 
-Each iterator is a C ``struct lk_iov_iter`` (``labkit/csrc/iov_iter.h``) whose
+Each iterator is a C ``struct lk_iov_iter`` (``labkit/csrc/core/iov_iter.h``) whose
 segments point into Python-owned buffers that the iterator keeps alive.  The
 operations are the kernel's, with today's semantics; see the method
 docstrings for the few places where the model refuses what the kernel trusts.
@@ -8,103 +8,28 @@ docstrings for the few places where the model refuses what the kernel trusts.
 
 from __future__ import annotations
 
-import enum
 import errno
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import numpy as np
-
 from labkit._args import size_arg
 from labkit._ffi import check, ffi, lib
+from labkit.core.extract import extract_pages
+from labkit.core.folioq import folio_queue_iter
+from labkit.core.iter_args import (
+    ITER_DEST,
+    ITER_SOURCE,
+    MAX_BVEC_FIELD,
+    TYPE_NAMES,
+    Direction,
+    address_of,
+    buffer_arg,
+    direction_arg,
+    released_on_error,
+)
+from labkit.core.pagecache import xarray_iter
 from labkit.errors import IterMisuseError
-
-TYPE_NAMES = {
-    lib.LK_ITER_UBUF: "UBUF",
-    lib.LK_ITER_IOVEC: "IOVEC",
-    lib.LK_ITER_KVEC: "KVEC",
-    lib.LK_ITER_BVEC: "BVEC",
-    lib.LK_ITER_DISCARD: "DISCARD",
-    lib.LK_ITER_XARRAY: "XARRAY",
-    lib.LK_ITER_FOLIOQ: "FOLIOQ",
-}
-MAX_BVEC_FIELD = 2**32 - 1
-
-
-class Direction(enum.IntEnum):
-    """Data direction, numerically as the kernel's ITER_DEST (READ) and ITER_SOURCE (WRITE)."""
-
-    DEST = lib.LK_ITER_DEST
-    SOURCE = lib.LK_ITER_SOURCE
-
-    def __repr__(self) -> str:
-        return f"ITER_{self.name}"
-
-
-ITER_DEST = Direction.DEST
-"""A read: data is copied into the iterator's memory."""
-ITER_SOURCE = Direction.SOURCE
-"""A write: data is copied out of the iterator's memory."""
-
-
-def direction_arg(direction: Any) -> Direction:
-    """Validate a direction (ITER_DEST or ITER_SOURCE, or 0/1)."""
-    try:
-        return Direction(direction)
-    except ValueError:
-        raise ValueError(
-            f"direction must be ITER_DEST (0) or ITER_SOURCE (1), got {direction!r}"
-        ) from None
-
-
-def buffer_arg(buf: Any, writable: bool, what: str = "buf") -> Any:
-    """A cffi ``uint8_t[]`` over a contiguous buffer of plain bytes (kept alive by the result).
-
-    The export the result holds is taken on a private numpy array over the
-    buffer, never on the caller's object: a ``memoryview`` holding an export
-    must not be collected in a reference cycle on CPython before 3.12.7
-    (gh-77894: its ``tp_clear`` frees the view under the export and the
-    interpreter crashes), and numpy arrays are not collected by the cycle
-    collector at all.  Release the result (``with``, or ``ffi.release``) as
-    soon as it is no longer needed.
-
-    Raises:
-        TypeError: if ``buf`` has no buffer, is not C-contiguous, holds Python
-            objects (numpy ``object`` arrays), or is read-only when
-            ``writable``.
-    """
-    kind = type(buf).__name__
-    try:
-        view = memoryview(buf)
-    except ValueError as exc:  # a released memoryview
-        raise ValueError(f"{what}: {exc}") from None
-    except TypeError:
-        raise TypeError(
-            f"{what} must be a contiguous {'writable ' if writable else ''}buffer "
-            f"(numpy array, bytearray, memoryview), not {kind}"
-        ) from None
-    with view:
-        if "O" in view.format:
-            raise TypeError(f"{what}: a {kind} of Python objects is not memory to copy into")
-        if not view.c_contiguous:
-            raise TypeError(f"{what}: the {kind} is not C-contiguous")
-        if writable and view.readonly:
-            raise TypeError(f"{what} must be writable, and this {kind} is read-only")
-        # np.frombuffer shares the view's managed buffer: no export on ``view``
-        array = np.frombuffer(view, dtype=np.uint8)
-    return ffi.from_buffer("uint8_t[]", array, require_writable=writable)
-
-
-def release(cbufs: Iterable[Any]) -> None:
-    """Release the exports of :func:`buffer_arg` results (before raising, or when done)."""
-    for cb in cbufs:
-        ffi.release(cb)
-
-
-def address_of(cbuf: Any) -> int:
-    """The address of a cffi buffer."""
-    return int(ffi.cast("uintptr_t", cbuf))
 
 
 class _ClassOrInstanceMethod:
@@ -138,13 +63,8 @@ class IovIter:
     and friends.  The iterator keeps alive
     every buffer it points into.
 
-    Every operation is atomic: it holds the iterator's lock across its C call
-    (cffi releases the GIL there), so threads sharing one iterator see one
-    operation after another and never make the C core write outside the
-    segments.  An iterator over memory something owns (a ``UserMemory``, a
-    ``PageCache``, a ``FolioQueue``) uses that owner's lock, which also orders
-    its operations with changes of the owner (``map``/``unmap``, ...); the
-    others have a lock of their own.
+    Every operation holds the iterator's lock across its C call (cffi releases
+    the GIL there): threads sharing an iterator see one operation after another.
     """
 
     __slots__ = ("_it", "_keep", "_mem", "_lock", "heap_iovecs", "__weakref__")
@@ -168,11 +88,8 @@ class IovIter:
         d = direction_arg(direction)
         cbuf = buffer_arg(buf, writable=d == ITER_DEST)
         it = ffi.new("struct lk_iov_iter *")
-        try:
+        with released_on_error([cbuf]):
             check(lib.lk_iter_ubuf(it, d, address_of(cbuf), len(cbuf)), "ubuf")
-        except BaseException:
-            release((cbuf,))  # no export may outlive a refused call (gh-77894)
-            raise
         return cls(it, (cbuf,))
 
     @classmethod
@@ -181,7 +98,7 @@ class IovIter:
     ) -> IovIter:
         d = direction_arg(direction)
         cbufs: list[Any] = []
-        try:
+        with released_on_error(cbufs):
             for k, b in enumerate(bufs):
                 cbufs.append(buffer_arg(b, writable=d == ITER_DEST, what=f"{kind} segment {k}"))
             segs = ffi.new("struct lk_iovec[]", max(len(cbufs), 1))
@@ -195,9 +112,6 @@ class IovIter:
             it = ffi.new("struct lk_iov_iter *")
             init = lib.lk_iter_init if kind == "iovec" else lib.lk_iter_kvec
             check(init(it, d, segs, len(cbufs), count), kind)
-        except BaseException:
-            release(cbufs)  # no export may outlive a refused call (gh-77894)
-            raise
         return cls(it, (segs, *cbufs))
 
     @classmethod
@@ -224,16 +138,11 @@ class IovIter:
         entries = list(bvecs)
         segs = ffi.new("struct lk_bvec[]", max(len(entries), 1))
         keep: list[Any] = [segs]
-        try:
+        with released_on_error(keep):
             return cls._bvec_fill(d, entries, segs, keep, count)
-        except BaseException:
-            release(keep[1:])  # no export may outlive a refused call (gh-77894)
-            raise
 
     @classmethod
-    def _bvec_fill(
-        cls, d: Direction, entries: list[Any], segs: Any, keep: list[Any], count: int | None
-    ) -> IovIter:
+    def _bvec_fill(cls, d: Direction, entries: list, segs: Any, keep: list, count: Any) -> IovIter:
         total = 0
         for k, entry in enumerate(entries):
             try:
@@ -282,8 +191,6 @@ class IovIter:
         Raises:
             ValueError: for a bad direction or a range past the largest file position.
         """
-        from labkit.core.pagecache import xarray_iter
-
         return xarray_iter(cls, direction, xarray, start, count)
 
     @classmethod
@@ -310,8 +217,6 @@ class IovIter:
                 the end of the slot's folio, or a count past the end of the queue.
             IterMisuseError: if the queue was freed.
         """
-        from labkit.core.folioq import folio_queue_iter
-
         return folio_queue_iter(cls, direction, folioq, first_slot, offset, count, segment)
 
     # ---- state -------------------------------------------------------------
@@ -385,10 +290,7 @@ class IovIter:
     def state(self) -> dict[str, int | str]:
         """The iterator's state as a dict (type, direction, count, iov_offset, nr_segs, seg).
 
-        Reads only the iterator's own fields, without its lock (so that a
-        freed FolioQueue's iterator can still be shown): while another thread
-        moves the iterator, the fields may come from either side of its move.
-        """
+        Read without the lock (a freed FolioQueue's iterator can still be shown)."""
         return {
             "type": self.iter_type,
             "direction": self.direction.name,
@@ -505,18 +407,13 @@ class IovIter:
             ValueError: if maxpages is 0.
             OSError: EFAULT for DISCARD, or when the first user page is not mapped.
         """
-        from labkit.core.extract import extract_pages
-
         return extract_pages(self, maxsize, maxpages)
 
     # ---- moving bytes ------------------------------------------------------
 
     def _locked(self) -> Any:
-        """The iterator's lock: hold it across any C call that reads or moves ``c_iter``.
-
-        The lock of what owns the memory (a freed FolioQueue's refuses entry),
-        else the iterator's own.
-        """
+        """Held across every C call on ``c_iter``: the lock of what owns the memory (a
+        freed FolioQueue's refuses entry), else the iterator's own."""
         return self._mem.lock if self._mem is not None else self._lock
 
     def copy_to_iter(self, data: Any) -> int:
@@ -571,9 +468,20 @@ class IovIter:
         Raises:
             IterMisuseError: if the iterator is ITER_SOURCE (see ``lk_iov_iter_zero``).
         """
-        n = size_arg(n)
         with self._locked():
-            ret = lib.lk_iov_iter_zero(n, self._it)
+            ret = lib.lk_iov_iter_zero(size_arg(n), self._it)
         if ret < 0:
             raise IterMisuseError("zero() into an ITER_SOURCE iterator")
         return int(ret)
+
+
+__all__ = [
+    "ITER_DEST",
+    "ITER_SOURCE",
+    "TYPE_NAMES",
+    "Direction",
+    "IovIter",
+    "address_of",
+    "buffer_arg",
+    "direction_arg",
+]

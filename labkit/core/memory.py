@@ -28,7 +28,10 @@ import numpy as np
 from labkit._args import index_arg
 from labkit._ffi import ffi, lib, raise_errno
 
-PAGE_SIZE = 4096
+#: The page size of the model, from the C core (``LK_PAGE_SHIFT`` in lk_common.h):
+#: every other module imports it from here.
+PAGE_SHIFT = int(lib.LK_PAGE_SHIFT)
+PAGE_SIZE = 1 << PAGE_SHIFT
 PROT_NONE = 0
 """No access: a hole a copy faults on (``mmap.PROT_NONE``)."""
 # the values of mmap's (the C core's LK_PROT_* equal them, checked when it is compiled);

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from labkit._args import size_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.folio import PAGE_SHIFT, PAGE_SIZE, Folio, order_arg
+from labkit.core.iter_args import direction_arg
 
 if TYPE_CHECKING:
     from labkit.core.iov_iter import IovIter
@@ -218,8 +219,6 @@ def xarray_iter(
     cls: type[IovIter], direction: Any, xarray: PageCache, start: Any, count: Any
 ) -> IovIter:
     """``IovIter.xarray``: see its docstring."""
-    from labkit.core.iov_iter import direction_arg
-
     d = direction_arg(direction)
     if not isinstance(xarray, PageCache):
         raise TypeError(f"xarray must be a labkit.PageCache, not {type(xarray).__name__}")

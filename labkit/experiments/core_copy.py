@@ -293,12 +293,12 @@ def targets(df: pd.DataFrame, *, seed: int = stats.DEFAULT_SEED) -> list[Target]
             out.append(
                 Target(
                     f"{label}, % of memcpy bandwidth",
-                    100 * r.ratio,
+                    100 * r.estimate,
                     100 * r.ci_low,
                     100 * r.ci_high,
                     "%",
                     f">= {bound:g}",
-                    100 * r.ratio >= bound,
+                    100 * r.estimate >= bound,
                 )
             )
     big = df[(df["variant"] == "advance BVEC") & (df["segments"] == BIG_BVEC_SEGMENTS)]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import statistics
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,7 +23,9 @@ from labkit.live.ring import Ring
 from labkit.live.sources import open_zero
 from labkit.live.syscalls import read_syscall_ns
 from labkit.live.variants import DEFAULT_LENGTH, MAX_REGISTERED_BUFFER
-from labkit.measure import runner
+from labkit.measure import runner, stats
+from labkit.measure.resampling import Estimate
+from labkit.measure.sequential import Budget
 from labkit.measure.timers import time_fixed_seek, time_fixed_submit
 
 if TYPE_CHECKING:
@@ -165,64 +167,6 @@ def fixed_cost_source(*, target_ns: float = 2e6) -> tuple[str, Callable[[], floa
     return ("read(2) of 1 byte from /dev/zero, timed in C", lambda: read_batch(iters))
 
 
-def composed_ratio_ci(
-    fixed: Sequence[float],
-    num: Sequence[float],
-    den: Sequence[float],
-    *,
-    n_boot: int = 4000,
-    ci: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """(point, low, high) of (F + num) / (F + den) from medians, with a bootstrap interval.
-
-    Each bootstrap round resamples the F, numerator and denominator samples
-    independently (with replacement) and takes the ratio of the medians; the
-    same resampled F enters numerator and denominator.
-    """
-    f, a, b = (np.asarray(x, dtype=float) for x in (fixed, num, den))
-    if not (len(f) and len(a) and len(b)):
-        raise ValueError("every sample set must be non-empty")
-    rng = np.random.default_rng(seed)
-    point = (np.median(f) + np.median(a)) / (np.median(f) + np.median(b))
-    fm = np.median(rng.choice(f, (n_boot, len(f))), axis=1)
-    am = np.median(rng.choice(a, (n_boot, len(a))), axis=1)
-    bm = np.median(rng.choice(b, (n_boot, len(b))), axis=1)
-    boots = (fm + am) / (fm + bm)
-    lo, hi = np.quantile(boots, [(1 - ci) / 2, 1 - (1 - ci) / 2])
-    return float(point), float(lo), float(hi)
-
-
-def fit_ns_per_page(
-    df: pd.DataFrame,
-    *,
-    seek: str = "walk-2019",
-    min_pages: int = 1,
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """Slope of ns per seek against pages skipped: (point, low, high), 95 % bootstrap.
-
-    Least squares on the per-offset medians of ``seek`` (offsets with at least
-    ``min_pages`` pages skipped); the interval resamples the repeats within
-    each offset.
-    """
-    d = df[(df["variant"] == seek) & (df["pages_skipped"] >= min_pages)]
-    groups = [g["ns_per_op"].to_numpy() for _, g in d.groupby("pages_skipped")]
-    x = np.array(sorted(d["pages_skipped"].unique()), dtype=float)
-    if len(x) < 2:
-        raise ValueError("need at least two offsets to fit a slope")
-    y = np.array([np.median(g) for g in groups])
-    point = float(np.polyfit(x, y, 1)[0])
-    rng = np.random.default_rng(seed)
-    slopes = []
-    for _ in range(n_boot):
-        yb = np.array([np.median(rng.choice(g, len(g))) for g in groups])
-        slopes.append(np.polyfit(x, yb, 1)[0])
-    lo, hi = np.quantile(slopes, [0.025, 0.975])
-    return point, float(lo), float(hi)
-
-
 def default_registered_size(quick: bool | None = None) -> int:
     """The registered buffer size for R1: 1 GiB (the 2019 cap), 64 MiB in quick mode."""
     return (64 << 20) if quick_mode(quick) else MAX_REGISTERED_BUFFER
@@ -259,13 +203,130 @@ def read_fixed_roundtrip_ns(
         os.close(zfd)
 
 
+# ---- the notebook's analysis (notebook 02) ---------------------------------------------
+
+
+def runs_budget(quick: bool | None = None) -> Budget:
+    """Independent runs of notebook 02's experiments: at least 2 (quick) or 3 (full), more
+    while the verdict is undecided, up to 3 / 6 runs, 10 / 30 seconds per experiment, and
+    half the time the first runs took."""
+    return Budget(2, 3, 10.0) if quick_mode(quick) else Budget(3, 6, 30.0)
+
+
+def submission_with_fixed(
+    reg: RegisteredBuffer,
+    fixed: tuple[str, Callable[[], float]],
+    *,
+    length: int = PAGE_SIZE,
+    repeats: int,
+    seeks: Iterable[str] = ("walk-2019", "shift"),
+    target_ns: float = 2e6,
+    cpu: int | None = None,
+) -> pd.DataFrame:
+    """One run of :func:`submission_experiment` with F measured beside it (variant ``"F"``).
+
+    ``fixed`` is :func:`fixed_cost_source`'s (description, batch); F's rows carry
+    ``source`` and the same ``buffer``/``length`` columns.
+    """
+    import pandas as pd
+
+    name, batch = fixed
+    sub = submission_experiment(
+        reg, length=length, repeats=repeats, seeks=seeks, target_ns=target_ns, cpu=cpu
+    )
+    f = runner.run(
+        "fixed-F",
+        {"F": batch},
+        repeats=repeats,
+        cpu=cpu,
+        params={"source": name, "buffer": reg.length, "length": length},
+    )
+    return pd.concat([sub, f], ignore_index=True)
+
+
+#: The head/tail ratios of R1: label -> (numerator, denominator, key of published.r1_figures).
+RATIOS = {
+    "before fix: tail / head": ("walk-2019 tail", "walk-2019 head", "before_tail_over_head"),
+    "tail: before / after fix (the 755x)": ("walk-2019 tail", "shift tail", "tail_speedup"),
+    "after fix: tail / head": ("shift tail", "shift head", "after_tail_over_head"),
+}
+#: The four submissions of R1: label -> (variant, key of published.r1_figures).
+SUBMISSIONS = {
+    "before, head": ("walk-2019 head", "before_head_ns"),
+    "before, tail": ("walk-2019 tail", "before_tail_ns"),
+    "after, head": ("shift head", "after_head_ns"),
+    "after, tail": ("shift tail", "after_tail_ns"),
+}
+
+
+def head_tail_ratios(df: pd.DataFrame, *, fixed: Any = "F", **kw: Any) -> dict[str, Estimate]:
+    """The three :data:`RATIOS` as (F + seek + copy) / (F + seek + copy) Estimates."""
+    return {
+        label: stats.composed_ratio(df, num, den, fixed=fixed, **kw)
+        for label, (num, den, _) in RATIOS.items()
+    }
+
+
+def submission_costs(df: pd.DataFrame, *, fixed: str = "F", **kw: Any) -> dict[str, Estimate]:
+    """The four :data:`SUBMISSIONS` as F + (seek + copy) Estimates, in ns."""
+    return {
+        label: stats.sum_of_medians(df, [fixed, variant], **kw)
+        for label, (variant, _) in SUBMISSIONS.items()
+    }
+
+
+def speedup_explained(ratio: Estimate, f_ns: float, ns_per_page: float, pages: int) -> str:
+    """The measured cause of a tail speed-up that differs from 755x, in one sentence.
+
+    The speed-up is (F + pages x walk per page) / (F + shift) to first order, so
+    755x scales with this machine's measured F and walk cost, and the pages
+    skipped: 755 x (walk / 3.96) x (1,377 / F) x (pages / 262,143).
+    """
+    from labkit.published import r1_figures
+
+    pub = r1_figures()
+    k_walk = ns_per_page / pub["ns_per_page"]
+    k_f = pub["after_tail_ns"] / f_ns
+    k_pages = pages / pub["pages"]
+    predicted = pub["tail_speedup"] * k_walk * k_f * k_pages
+    size = "" if pages == pub["pages"] else f" and {pages:,} pages skipped (x{k_pages:.3g})"
+    return (
+        f"measured here: F = {f_ns:,.0f} ns against {pub['after_tail_ns']:,.0f} ns in 2019 "
+        f"(x{k_f:.2f} on the ratio), a walk of {ns_per_page:.2f} against "
+        f"{pub['ns_per_page']:.2f} ns per page (x{k_walk:.2f}){size}: "
+        f"{pub['tail_speedup']:.0f}x scaled by these predicts {predicted:.0f}x, "
+        f"beside {ratio.estimate:.0f}x measured"
+    )
+
+
+def ratios_by_size(frames: Mapping[int, pd.DataFrame], *, fixed: Any, **kw: Any) -> pd.DataFrame:
+    """The tail speed-up and the walk-2019 tail/head ratio per buffer size (bytes -> rows)."""
+    import pandas as pd
+
+    rows = []
+    for size, d in frames.items():
+        for label, (num, den) in (
+            ("tail: walk-2019 / shift", ("walk-2019 tail", "shift tail")),
+            ("walk-2019: tail / head", ("walk-2019 tail", "walk-2019 head")),
+        ):
+            e = stats.composed_ratio(d, num, den, fixed=fixed, **kw)
+            rows.append({"buffer_MiB": size >> 20, "ratio": label, **e.as_dict()})
+    return pd.DataFrame(rows)
+
+
 __all__ = [
-    "composed_ratio_ci",
+    "RATIOS",
+    "SUBMISSIONS",
     "default_registered_size",
-    "fit_ns_per_page",
     "fixed_cost_source",
+    "head_tail_ratios",
+    "ratios_by_size",
     "read_fixed_roundtrip_ns",
+    "runs_budget",
     "seek_cost_experiment",
     "seek_offsets",
+    "speedup_explained",
+    "submission_costs",
     "submission_experiment",
+    "submission_with_fixed",
 ]

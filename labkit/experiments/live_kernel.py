@@ -20,7 +20,8 @@ from labkit.live.variants import (
     SYSCALL_VARIANTS,
     URING_OPS,
 )
-from labkit.measure import runner
+from labkit.measure import runner, stats
+from labkit.measure.sequential import Budget
 
 # --------------------------------------------------------------------------- experiments
 #
@@ -279,3 +280,38 @@ def run_peak(
     df["wall_ns_per_io"] = [res.ns_per_io for res in rows]
     df["ios_per_enter"] = [res.ios_per_enter for res in rows]
     return df
+
+
+# ---- the notebook's analysis (notebooks 03 and 04) -------------------------------------
+
+
+def live_runs(quick: bool | None = None) -> Budget:
+    """Independent runs of the live experiments behind a headline figure: at least 2 (quick)
+    or 3 (full); more while the verdict is undecided, up to 3 / 5 runs, 8 / 40 s, and half
+    the time the first runs took."""
+    return Budget(2, 3, 8.0) if quick_mode(quick) else Budget(3, 5, 40.0)
+
+
+def peak_runs(quick: bool | None = None) -> Budget:
+    """Runs of the depth sweep of the peak loop (the longest experiment): as :func:`live_runs`,
+    but no more than the first ones (its verdict is judged on them)."""
+    b = live_runs(quick)
+    return Budget(b.min_runs, b.min_runs, b.budget_s, 0.0)
+
+
+def ratio_table(df: Any, pairs: Iterable[tuple[str, str, str]], by: str) -> Any:
+    """median(numerator) / median(denominator) per ``by`` group, for each (num, den, meaning).
+
+    Returns one row per (group, pair): ``by``, numerator, denominator, the ratio
+    (``estimate``) with its interval, runs, and the meaning.
+    """
+    import pandas as pd
+
+    rows = []
+    for num, den, meaning in pairs:
+        r = stats.ratio_ci(df, num, den, by=by)
+        r["meaning"] = meaning
+        rows.append(r)
+    out = pd.concat(rows, ignore_index=True)
+    cols = [by, "numerator", "denominator", "estimate", "ci_low", "ci_high", "n_runs", "meaning"]
+    return out[cols]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
-
-import numpy as np
 
 from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
 from labkit.measure import runner, stats
+from labkit.measure.resampling import Estimate
+from labkit.measure.sequential import Budget
 from labkit.models.ubuf import (
     batches,
     defer_every_for,
@@ -98,71 +98,53 @@ def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None
     return pd.concat(frames, ignore_index=True)
 
 
-def difference_ci(
-    df: Any,
-    slow: str,
-    fast: str,
-    *,
-    value: str = "ns_per_op",
-    confidence: float = 0.95,
-    n_boot: int = 2000,
-    seed: int = 0,
-) -> dict[str, float]:
-    """median(slow) - median(fast) with a seeded bootstrap interval (the ns saved per call).
-
-    Raises:
-        KeyError: if either variant has no rows.
-    """
-    a = df.loc[df["variant"] == slow, value].to_numpy(dtype=float)
-    b = df.loc[df["variant"] == fast, value].to_numpy(dtype=float)
-    for name, arr in ((slow, a), (fast, b)):
-        if arr.size == 0:
-            raise KeyError(f"difference_ci: no rows with variant == {name!r}")
-    rng = np.random.default_rng(seed)
-    da = np.median(a[rng.integers(0, a.size, (n_boot, a.size))], axis=1)
-    db = np.median(b[rng.integers(0, b.size, (n_boot, b.size))], axis=1)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(da - db, [alpha, 1 - alpha])
-    return {
-        "saved_ns": float(np.median(a) - np.median(b)),
-        "ci_low": float(lo),
-        "ci_high": float(hi),
-        "slow_ns": float(np.median(a)),
-        "fast_ns": float(np.median(b)),
-    }
+# ---- the notebook's analysis (notebook 03) ---------------------------------------------
 
 
-def gain_ci(df: Any, slow: str, fast: str, *, kind: str = "time") -> dict[str, float]:
-    """The gain of ``fast`` over ``slow`` with the harness's bootstrap ratio interval.
+def runs_budget(quick: bool | None = None) -> Budget:
+    """Independent runs of notebook 03's experiments: at least 2 (quick) or 3 (full); the
+    model experiments take no more (they decide no verdict)."""
+    return Budget(2, 2, 8.0) if quick_mode(quick) else Budget(3, 3, 30.0)
 
-    ``kind="time"``: the share of time saved, 1 - t_fast / t_slow (R2's "about 3%").
-    ``kind="rate"``: the throughput gain, t_slow / t_fast - 1 (R3's IOPS "+5.8%").
-    """
-    if kind not in ("time", "rate"):
-        raise ValueError(f"kind must be 'time' or 'rate', got {kind!r}")
-    if kind == "time":
-        r = stats.ratio_ci(df, fast, slow)
-        return {
-            "gain": 1 - r.ratio,
-            "ci_low": 1 - r.ci_high,
-            "ci_high": 1 - r.ci_low,
-            "n": min(r.n_numerator, r.n_denominator),
-        }
-    r = stats.ratio_ci(df, slow, fast)
-    return {
-        "gain": r.ratio - 1,
-        "ci_low": r.ci_low - 1,
-        "ci_high": r.ci_high - 1,
-        "n": min(r.n_numerator, r.n_denominator),
-    }
+
+def per_run(p: Plan, budget: Budget) -> Plan:
+    """``p`` with its rounds shared out over ``budget.min_runs`` runs."""
+    return replace(p, repeats=budget.share(p.repeats, p.warmup))
+
+
+#: The live A/B pairs of R2 and R3: (UBUF side, IOVEC side) of the system calls and io_uring.
+LIVE_PAIRS = {
+    "readv(1) vs readv(4K+empty)": ("readv1", "readv_empty"),
+    "io_uring QD1: READV(1) vs READV(4K+empty)": ("readv1", "readv_empty"),
+    "io_uring QD1: READ vs READV(4K+empty)": ("read", "readv_empty"),
+    "io_uring peak@32: READV(1) vs READV(4K+empty)": ("readv1@32", "readv_empty@32"),
+    "io_uring peak@32: READ vs READV(4K+empty)": ("read@32", "readv_empty@32"),
+}
+
+
+def live_gain(df: Any, name: str, *, kind: str, **kw: Any) -> Estimate:
+    """The gain of :data:`LIVE_PAIRS` ``name`` in percent: the UBUF side over the IOVEC side
+    (``kind="time"``: time saved per call; ``"rate"``: requests per second)."""
+    fast, slow = LIVE_PAIRS[name]
+    return stats.gain(df, slow, fast, kind=kind, **kw).affine(100.0, quantity=f"{name} (%)")
+
+
+def instructions_table(cg: Any) -> Any:
+    """:func:`labkit.experiments.callgrind.measure` rows as variant x experiment."""
+    return cg.pivot_table(
+        index="variant", columns="experiment", values="instructions_per_call", sort=False
+    )
 
 
 __all__ = [
+    "LIVE_PAIRS",
     "Plan",
-    "difference_ci",
-    "gain_ci",
+    "instructions_table",
+    "live_gain",
+    "per_run",
     "plan",
     "run_mechanics",
     "run_read_zero",
     "run_uring",
+    "runs_budget",
 ]

@@ -9,13 +9,15 @@ one batch and receives nanoseconds per operation, so the runner
 - :mod:`~labkit.live.variants`: the read variants by name (``read``,
   ``readv1`` (``ITER_UBUF`` since 6.4), ``readv_empty`` (the same bytes
   through ``ITER_IOVEC``; it copies one more iovec, so it slightly overstates
-  the UBUF gain), ``readv_split``, ``preadv2``) and the io_uring opcodes.
+  the UBUF gain), ``readv_split``, ``preadv2``, ``read_fixed``): one table,
+  read from the C core's (``csrc/live/read_variants.h``), which the system
+  calls, the io_uring ring and the R2/R3 models all use.
 - :mod:`~labkit.live.syscalls`: system call loops on a descriptor.
 - :mod:`~labkit.live.ring`: :class:`Ring`, an io_uring instance: setup and
   mapping, a registered buffer (up to 1 GiB) and registered files, READ /
   READV / READ_FIXED at queue depth 1 and a batched peak loop in the spirit of
   fio's ``t/io_uring``.  Every wait is bounded by the ring's timeout.
-- :mod:`~labkit.live.probe`: whether io_uring is usable here and why not.
+- :mod:`~labkit.live.probe`: whether io_uring is available here and why not.
 - :mod:`~labkit.live.sources`: /dev/zero and :class:`PatternFile`, a tmpfs
   file with a known byte pattern so reads can be verified byte for byte.
 - :mod:`~labkit.live.verify`: every variant reads exactly the expected bytes.
@@ -36,6 +38,9 @@ from labkit.live.variants import (
     MAX_REGISTERED_BUFFER,
     SYSCALL_VARIANTS,
     URING_OPS,
+    VARIANTS,
+    ReadVariant,
+    read_variant,
 )
 from labkit.live.verify import fixed_lands_right, verify_syscalls, verify_uring
 
@@ -46,8 +51,10 @@ __all__ = [
     "MAX_REGISTERED_BUFFER",
     "SYSCALL_VARIANTS",
     "URING_OPS",
+    "VARIANTS",
     "PatternFile",
     "PeakResult",
+    "ReadVariant",
     "Ring",
     "clock",
     "fixed_lands_right",
@@ -59,6 +66,7 @@ __all__ = [
     "pattern_bytes",
     "probe",
     "read_syscall_ns",
+    "read_variant",
     "set_clock",
     "syscall_ns",
     "syscall_read",

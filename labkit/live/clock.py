@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 from labkit._ffi import check, lib
+from labkit.config import temporarily
 
 #: Clocks the live loops can read: "wall" (lk_clock_ns, CLOCK_MONOTONIC_RAW, the
 #: default) or "cpu" (the calling thread's CPU time, CLOCK_THREAD_CPUTIME_ID).
@@ -34,11 +34,6 @@ def set_clock(name: str) -> str:
     return next(k for k, v in CLOCKS.items() if v == old)
 
 
-@contextmanager
-def clock(name: str) -> Iterator[str]:
+def clock(name: str) -> AbstractContextManager[str]:
     """Use clock ``name`` for the live loops inside a ``with`` block."""
-    old = set_clock(name)
-    try:
-        yield name
-    finally:
-        set_clock(old)
+    return temporarily(set_clock, name)

@@ -19,7 +19,7 @@ from labkit._args import (
     seconds_arg,
 )
 from labkit._ffi import check, ffi, lib, raise_errno
-from labkit.live.variants import _URING_IDS, DEFAULT_LENGTH, URING_OPS
+from labkit.live.variants import DEFAULT_LENGTH, read_variant
 
 
 @dataclass(frozen=True)
@@ -224,8 +224,7 @@ class Ring:
     def _uop(
         self, op: str, fd: int, length: int, offset: int, buf_offset: int, fixed_file: bool
     ) -> Any:
-        if op not in _URING_IDS:
-            raise ValueError(f"unknown io_uring op {op!r}; choose from {URING_OPS}")
+        vid = read_variant(op, interface="uring").id
         fd = fd_arg(fd, "fd", minimum=-(2**31))  # a negative fd completes with EBADF
         length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
         offset = int_arg(offset, "offset", -1, INT64_MAX, err=errno.EINVAL)
@@ -233,7 +232,7 @@ class Ring:
         return ffi.new(
             "struct lk_uop *",
             {
-                "op": _URING_IDS[op],
+                "op": vid,
                 "fd": fd,
                 "fixed_file": int(bool(fixed_file)),
                 "len": length,
@@ -254,7 +253,7 @@ class Ring:
     ) -> int:
         """Submit one operation, wait for it (bounded) and return its completion's ``res``.
 
-        ``op`` is one of :data:`URING_OPS`.  READ/READV read into the scratch
+        ``op`` is one of :data:`labkit.live.URING_OPS`.  READ/READV read into the scratch
         buffer at ``buf_offset``; READ_FIXED into the registered buffer at
         ``buf_offset`` (the kernel checks that range: outside it is EFAULT).
         A negative ``res`` raises ``OSError`` with that errno; a timeout
@@ -280,7 +279,7 @@ class Ring:
         Submit and copy-out are one critical section: another thread's request
         on this ring cannot overwrite the bytes before they are copied.
         """
-        where = "registered" if op == "read_fixed" else "scratch"
+        where = "registered" if read_variant(op).uring == "READ_FIXED" else "scratch"
         with self._lock:
             res = self.submit(
                 op, fd, length, offset=offset, buf_offset=buf_offset, fixed_file=fixed_file

@@ -11,13 +11,11 @@ from typing import Any
 from labkit._args import INT64_MAX, fd_arg, int_arg, positive_int
 from labkit._ffi import check, ffi, lib
 from labkit.live.sources import aligned_buffer, open_zero
-from labkit.live.variants import _SYSCALL_FUNCS, _SYSCALL_IDS, DEFAULT_LENGTH, SYSCALL_VARIANTS
+from labkit.live.variants import DEFAULT_LENGTH, SYSCALL_VARIANTS, read_variant
 
 
-def _syscall_variant(name: str) -> str:
-    if name not in _SYSCALL_FUNCS:
-        raise ValueError(f"unknown system call variant {name!r}; choose from {SYSCALL_VARIANTS}")
-    return name
+def _syscall_id(name: str) -> int:
+    return read_variant(name, interface="syscall").id
 
 
 def _fd(fd: Any) -> int:
@@ -40,20 +38,14 @@ def syscall_ns(
     reads at that offset every time (``pread64``/``preadv``; right for a small
     regular file).  A failed or short call raises OSError (EIO for short).
     """
-    fn = _SYSCALL_FUNCS[_syscall_variant(variant)]
-    fd = _fd(fd)
-    length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
-    iters = positive_int(iters, "iters")
-    offset = _offset(offset)
-    owner, buf = aligned_buffer(length)
-    ns = check(fn(fd, buf, length, offset, iters), f"{variant} on fd {fd}")
-    del owner
-    return ns
+    return syscall_variants(fd, length=length, iters=iters, offset=offset, names=(variant,))[
+        variant
+    ]()
 
 
 def syscall_read(variant: str, fd: int, length: int = DEFAULT_LENGTH, offset: int = -1) -> bytes:
     """One untimed call of a read variant: the bytes it read (for correctness checks)."""
-    vid = _SYSCALL_IDS[_syscall_variant(variant)]
+    vid = _syscall_id(variant)
     fd, offset = _fd(fd), _offset(offset)
     length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
     owner, buf = aligned_buffer(length)
@@ -75,32 +67,22 @@ def syscall_variants(
 
     The variants share one page-aligned buffer, kept alive by the callables.
     """
+    ids = {name: _syscall_id(name) for name in names}
     fd, offset = _fd(fd), _offset(offset)
     length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
     iters = positive_int(iters, "iters")
     owner, buf = aligned_buffer(length)
-
     return {
-        name: _bind(
-            _SYSCALL_FUNCS[_syscall_variant(name)], fd, buf, owner, length, offset, iters, name
-        )
-        for name in names
+        name: _bind(vid, fd, buf, owner, length, offset, iters, name) for name, vid in ids.items()
     }
 
 
 def _bind(
-    fn: Callable[..., float],
-    fd: int,
-    buf: Any,
-    owner: Any,
-    length: int,
-    offset: int,
-    iters: int,
-    name: str,
+    vid: int, fd: int, buf: Any, owner: Any, length: int, offset: int, iters: int, name: str
 ) -> Callable[[], float]:
     def run() -> float:
         _ = owner  # the closure keeps the buffer alive
-        return check(fn(fd, buf, length, offset, iters), f"{name} on fd {fd}")
+        return check(lib.lk_time_syscall(vid, fd, buf, length, offset, iters), f"{name} on fd {fd}")
 
     run.__name__ = f"syscall_{name}"
     return run

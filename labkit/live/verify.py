@@ -9,7 +9,7 @@ from labkit.core.memory import PAGE_SIZE
 from labkit.live.ring import Ring
 from labkit.live.sources import PatternFile, open_zero
 from labkit.live.syscalls import syscall_read
-from labkit.live.variants import DEFAULT_LENGTH, SYSCALL_VARIANTS
+from labkit.live.variants import DEFAULT_LENGTH, SYSCALL_VARIANTS, URING_OPS, VARIANTS
 
 
 def verify_syscalls(
@@ -54,7 +54,7 @@ def verify_uring(
     """
     result: dict[str, bool] = {}
     with PatternFile(file_size) as pf:
-        for op in ("read", "readv1", "readv_empty", "readv_split"):
+        for op in (n for n in URING_OPS if VARIANTS[n].uring != "READ_FIXED"):
             ok = True
             for off in offsets:
                 if off + length > file_size:

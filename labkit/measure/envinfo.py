@@ -3,7 +3,7 @@
 :func:`environment` answers the questions a reader of a performance result
 asks first: which CPU, which kernel, which mitigations, which compiler and
 flags built the timing kernels, which Python and packages, which labkit (and
-git commit), when, in quick or full mode, and whether io_uring is usable here.
+git commit), when, in quick or full mode, and whether io_uring is available here.
 Everything is JSON-serialisable.
 """
 
@@ -115,20 +115,20 @@ def git_state(root: Path | None = None) -> tuple[str | None, bool | None]:
 
 
 def io_uring_status() -> dict[str, Any]:
-    """Whether this process can create an io_uring, from :func:`labkit.live.probe`.
+    """Whether io_uring is available here, in the vocabulary of :func:`labkit.live.probe`.
 
     Returns:
-        ``{"usable": bool, "errno": int | None, "reason": str, "sysctl_disabled": int | None}``:
-        usable when io_uring_setup(2) succeeded (the probe creates a small ring
-        and closes it at once); errno is the setup's errno when it failed.
+        ``{"available": bool, "errno": int | None, "reason": str, "sysctl_disabled": int | None}``:
+        ``available`` and ``reason`` are the probe's (io_uring_setup(2) works
+        and READ, READV and READ_FIXED are supported, so the io_uring
+        experiments run); ``errno`` is io_uring_setup's errno when it failed.
     """
     from labkit.live import probe
 
     p = probe()
-    setup_errno = p["setup_errno"]
     return {
-        "usable": setup_errno == 0,
-        "errno": setup_errno or None,
+        "available": p["available"],
+        "errno": p["setup_errno"] or None,
         "reason": p["reason"],
         "sysctl_disabled": p["io_uring_disabled"],
     }
@@ -141,10 +141,7 @@ def environment(quick: bool | None = None) -> dict[str, Any]:
     build = labkit.build_info()
     commit, dirty = git_state()
     uname = platform.uname()
-    try:
-        affinity = sorted(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        affinity = None
+    affinity = sorted(os.sched_getaffinity(0))
     record = {
         "labkit_version": labkit.__version__,
         "git_commit": commit,

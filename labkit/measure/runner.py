@@ -2,7 +2,7 @@
 
 Every labkit experiment measures through :func:`run`.  A *variant* is a
 zero-argument callable that runs ONE batch of a C timing kernel
-(``labkit/csrc/bench_core.c`` and friends) and returns that batch's
+(``labkit/csrc/measure/bench_core.c`` and friends) and returns that batch's
 nanoseconds per operation, or a sequence of per-operation samples.  The clock
 and the timed loop are in C; Python only calls once per batch.
 
@@ -24,15 +24,15 @@ from __future__ import annotations
 import math
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
-from labkit._args import index_arg, int_arg
+from labkit._args import index_arg, int_arg, iters_arg
 
 Variant = Callable[[], "float | Sequence[float]"]
 
@@ -47,23 +47,14 @@ DEFAULT_SEED = 20190729
 # ---- pinning --------------------------------------------------------------------
 
 
-def _has_affinity() -> bool:
-    return hasattr(os, "sched_getaffinity") and hasattr(os, "sched_setaffinity")
-
-
-def default_cpu() -> int | None:
-    """The CPU :func:`run` pins to by default: the highest one this process may use.
-
-    None where the platform has no CPU affinity (then nothing is pinned).
-    """
-    if not _has_affinity():
-        return None
+def default_cpu() -> int:
+    """The CPU :func:`run` pins to by default: the highest one this process may use."""
     return max(os.sched_getaffinity(0))
 
 
 def cpu_arg(cpu: Any) -> int | None:
     """``cpu`` checked before anything runs: None (the default CPU), or one this
-    process may use (on a platform without CPU affinity, any integer).
+    process may use.
 
     Raises:
         TypeError: if ``cpu`` is not an integer (or None).
@@ -72,10 +63,9 @@ def cpu_arg(cpu: Any) -> int | None:
     if cpu is None:
         return None
     target = index_arg(cpu, "cpu")
-    if _has_affinity():
-        allowed = sorted(os.sched_getaffinity(0))
-        if target not in allowed:
-            raise ValueError(f"cpu {target} is not one this process may use ({_ranges(allowed)})")
+    allowed = sorted(os.sched_getaffinity(0))
+    if target not in allowed:
+        raise ValueError(f"cpu {target} is not one this process may use ({_ranges(allowed)})")
     return target
 
 
@@ -91,20 +81,16 @@ def _ranges(cpus: Sequence[int]) -> str:
 
 
 @contextmanager
-def pinned(cpu: int | None) -> Iterator[int | None]:
+def pinned(cpu: int | None) -> Iterator[int]:
     """Pin the calling thread to ``cpu`` for the ``with`` block, then restore its affinity.
 
-    ``cpu=None`` pins to :func:`default_cpu`.  Where the platform has no CPU
-    affinity the block runs unpinned and yields None.
+    ``cpu=None`` pins to :func:`default_cpu`.
 
     Raises:
         ValueError: if ``cpu`` is not one of the CPUs this process may use.
         TypeError: if ``cpu`` is not an integer (or None).
     """
     target = cpu_arg(cpu)
-    if not _has_affinity():
-        yield None
-        return
     before = os.sched_getaffinity(0)
     target = default_cpu() if target is None else target
     os.sched_setaffinity(0, {target})
@@ -137,33 +123,6 @@ def _samples(name: str, value: Any) -> list[float]:
     return values
 
 
-class _Progress:
-    """A one-line progress indicator on stderr (no dependency)."""
-
-    def __init__(self, experiment: str, total: int, enabled: bool) -> None:
-        self.experiment = experiment
-        self.total = total
-        self.enabled = enabled and total > 0
-        self.done = 0
-        self.start = time.monotonic()
-
-    def step(self) -> None:
-        self.done += 1
-        if not self.enabled:
-            return
-        elapsed = time.monotonic() - self.start
-        eta = elapsed / self.done * (self.total - self.done)
-        width = 24
-        filled = int(width * self.done / self.total)
-        bar = "#" * filled + "." * (width - filled)
-        sys.stderr.write(
-            f"\r{self.experiment} [{bar}] {self.done}/{self.total} {elapsed:5.1f}s eta {eta:5.1f}s"
-        )
-        if self.done == self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def run(
     experiment: str,
     variants: Mapping[str, Variant],
@@ -187,7 +146,7 @@ def run(
         params: constant columns added to every row (e.g. ``{"size": 4096}``).
         cpu: the CPU to pin to; None picks :func:`default_cpu`.  The previous
             affinity is restored afterwards.
-        progress: show a progress line on stderr.
+        progress: show a progress bar (tqdm) on stderr.
         rotate: start round r at variant r mod k (A B C, B C A, C A B, ...), so
             that every variant runs equally often in every position and after
             every other variant; this cancels order effects such as a variant
@@ -212,12 +171,13 @@ def run(
         raise ValueError(f"run: parameter names {sorted(clash)} clash with standard columns")
     names = list(variants)
     rows: list[dict[str, Any]] = []
-    bar = _Progress(experiment, (int(warmup) + int(repeats)) * len(names), progress)
-    with pinned(cpu):
+    total = (int(warmup) + int(repeats)) * len(names)
+    bar = tqdm(total=total, desc=experiment, unit="batch", disable=not progress, file=sys.stderr)
+    with bar, pinned(cpu):
         for _ in range(int(warmup)):
             for name in names:
                 _samples(name, variants[name]())
-                bar.step()
+                bar.update()
         for r in range(int(repeats)):
             shift = r % len(names) if rotate else 0
             for name in names[shift:] + names[:shift]:
@@ -231,7 +191,7 @@ def run(
                             **params,
                         }
                     )
-                bar.step()
+                bar.update()
     return pd.DataFrame(rows, columns=[*COLUMNS, *params])
 
 
@@ -247,8 +207,12 @@ def calibrate(
     ``kernel(iters)`` runs a batch and returns ns per operation.  The batch is
     grown tenfold until it lasts at least a tenth of the target, then scaled
     to the target: long enough to dwarf the ~25 ns clock read.
+
+    Raises:
+        OSError: EINVAL for ``start`` or ``max_iters`` < 1.
     """
-    iters = max(1, index_arg(start, "start"))
+    iters = iters_arg(start)
+    max_iters = iters_arg(max_iters)
     while True:
         ns = max(float(kernel(iters)), 0.0)
         total = ns * iters

@@ -1,49 +1,255 @@
-"""Statistics of timed samples: medians, ratios, differences with bootstrap intervals."""
+"""labkit's one statistics module: figures with 95% intervals over batches and runs.
+
+Every figure labkit reports is an :class:`Estimate` (point, interval, method,
+runs, batches, within-run and between-run spread): :func:`median`,
+:func:`ratio` and :func:`difference` of medians, :func:`gain` (``kind="time"``:
+1 - fast/slow; ``kind="rate"``: slow/fast - 1), :func:`slope` (e.g. R1's ns
+per skipped page), :func:`composed_ratio` ``(F + a) / (F + b)``; and tables of
+them, :func:`median_ci` and :func:`ratio_ci`.
+
+The data are the harness's tidy rows (one row per batch, ``ns_per_op``) with
+an optional ``run`` column: one value per independent worker process.  A
+missing ``run`` column, or a single value in it, means one run.  With one run
+the interval is scipy's bootstrap over batches (BCa where it applies); with
+several, a two-level bootstrap over runs and then batches, so that the
+interval includes the spread between processes.  The engine, its seeding rule
+and its defaults are in :mod:`labkit.measure.resampling`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-DEFAULT_CONFIDENCE = 0.95
-DEFAULT_N_BOOT = 2000
-DEFAULT_SEED = 20190729
+from labkit.measure.resampling import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_N_RESAMPLES,
+    DEFAULT_SEED,
+    Estimate,
+    Sample,
+    Statistic,
+    bootstrap,
+)
 
-# ---- bootstrap --------------------------------------------------------------------
+#: The column naming the independent run (worker process) of each batch.
+RUN_COLUMN = "run"
 
-
-def _boot_medians(x: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    idx = rng.integers(0, len(x), size=(n_boot, len(x)))
-    return np.median(x[idx], axis=1)
-
-
-def _check_ci_args(confidence: float, n_boot: int) -> None:
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if int(n_boot) < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+# ---- statistics (vectorised along the last axis, NaN-aware) --------------------------
 
 
-def bootstrap_median(
-    values: Sequence[float] | np.ndarray,
+def _median(a: np.ndarray, axis: int = -1) -> np.ndarray:
+    # NaN only pads runs with fewer batches in the two-level resample; np.median is faster
+    return np.nanmedian(a, axis=axis) if np.isnan(a).any() else np.median(a, axis=axis)
+
+
+def _ratio(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return _median(a, axis) / _median(b, axis)
+
+
+def _difference(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    return _median(a, axis) - _median(b, axis)
+
+
+def _composed(f: np.ndarray, a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+    mf = _median(f, axis)
+    return (mf + _median(a, axis)) / (mf + _median(b, axis))
+
+
+def _slope_of(x: np.ndarray) -> Statistic:
+    xc = x - x.mean()
+    denom = float(xc @ xc)
+
+    def slope(*groups: np.ndarray, axis: int = -1) -> np.ndarray:
+        meds = np.stack([_median(g, axis) for g in groups], axis=-1)
+        return (meds - meds.mean(axis=-1, keepdims=True)) @ xc / denom
+
+    return slope
+
+
+# ---- samples from tidy tables ------------------------------------------------------
+
+
+def runs_of(df: pd.DataFrame, run_col: str = RUN_COLUMN) -> np.ndarray:
+    """The run label of every row (all 0 without a ``run`` column)."""
+    if run_col in df.columns:
+        return df[run_col].to_numpy()
+    return np.zeros(len(df), dtype=np.int64)
+
+
+def sample(
+    df: pd.DataFrame,
+    variant: str | None = None,
     *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = DEFAULT_SEED,
-) -> tuple[float, float, float]:
-    """(median, low, high): the sample median and its percentile-bootstrap interval."""
-    _check_ci_args(confidence, n_boot)
-    x = np.asarray(values, dtype=float)
-    if x.size == 0:
-        raise ValueError("bootstrap_median: no values")
-    rng = np.random.default_rng(seed)
-    meds = _boot_medians(x, int(n_boot), rng)
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(meds, [alpha, 1 - alpha])
-    return float(np.median(x)), float(lo), float(hi)
+    variant_col: str = "variant",
+    value: str = "ns_per_op",
+    run_col: str = RUN_COLUMN,
+    block: int = 0,
+) -> Sample:
+    """The batches of ``variant`` (all rows if None) in ``df``, with their runs.
+
+    Raises:
+        KeyError: if ``value`` is not a column or the variant has no rows.
+    """
+    if value not in df.columns:
+        raise KeyError(f"no column {value!r} in {list(df.columns)}")
+    sub = df if variant is None else df[df[variant_col] == variant]
+    if sub.empty:
+        raise KeyError(f"no rows with {variant_col} == {variant!r}")
+    return Sample.of(sub[value].to_numpy(dtype=float), runs_of(sub, run_col), block)
+
+
+def _opts(kw: dict[str, Any]) -> dict[str, Any]:
+    return {k: kw[k] for k in ("confidence", "n_resamples", "seed") if k in kw}
+
+
+def median(
+    data: pd.DataFrame | Sequence[float] | np.ndarray, variant: str | None = None, **kw: Any
+) -> Estimate:
+    """The median of ``ns_per_op`` (of one ``variant``), or of an array of values.
+
+    Keywords: ``variant_col``, ``value``, ``run_col`` (for a table) and
+    ``confidence``, ``n_resamples``, ``seed``.
+    """
+    if isinstance(data, pd.DataFrame):
+        s = sample(
+            data,
+            variant,
+            **{k: v for k, v in kw.items() if k in ("variant_col", "value", "run_col")},
+        )
+    else:
+        s = Sample.of(data)
+    return bootstrap(
+        [s], _median, quantity=f"median{f' of {variant}' if variant else ''}", **_opts(kw)
+    )
+
+
+def _pair(df: pd.DataFrame, a: str, b: str, kw: dict[str, Any]) -> list[Sample]:
+    keys = {k: v for k, v in kw.items() if k in ("variant_col", "value", "run_col")}
+    return [sample(df, a, **keys), sample(df, b, **keys)]
+
+
+def ratio(df: pd.DataFrame, numerator: str, denominator: str, **kw: Any) -> Estimate:
+    """median(numerator) / median(denominator): two variants of ``df``.
+
+    Raises:
+        KeyError: if a variant has no rows.
+        ZeroDivisionError: if the denominator's median is 0.
+    """
+    samples = _pair(df, numerator, denominator, kw)
+    if np.median(samples[1].values) == 0:
+        raise ZeroDivisionError(f"ratio: the median of {denominator!r} is 0")
+    return bootstrap(
+        samples, _ratio, quantity=f"median({numerator}) / median({denominator})", **_opts(kw)
+    )
+
+
+def difference(df: pd.DataFrame, slow: str, fast: str, **kw: Any) -> Estimate:
+    """median(slow) - median(fast): e.g. the nanoseconds saved per call."""
+    return bootstrap(
+        _pair(df, slow, fast, kw),
+        _difference,
+        quantity=f"median({slow}) - median({fast})",
+        **_opts(kw),
+    )
+
+
+GAIN_KINDS = ("time", "rate")
+
+
+def gain(df: pd.DataFrame, slow: str, fast: str, *, kind: str = "time", **kw: Any) -> Estimate:
+    """The gain of ``fast`` over ``slow`` (a fraction; x100 for percent).
+
+    ``kind="time"``: the share of time saved, ``1 - t_fast / t_slow`` (R2's "about 3%").
+    ``kind="rate"``: the throughput gain, ``t_slow / t_fast - 1`` (R3's IOPS "+5.8%").
+    """
+    if kind not in GAIN_KINDS:
+        raise ValueError(f"kind must be one of {GAIN_KINDS}, got {kind!r}")
+    if kind == "time":
+        r = ratio(df, fast, slow, **kw)
+        return r.affine(-1.0, 1.0, f"time saved, 1 - median({fast}) / median({slow})")
+    r = ratio(df, slow, fast, **kw)
+    return r.affine(1.0, -1.0, f"rate gain, median({slow}) / median({fast}) - 1")
+
+
+def slope(
+    df: pd.DataFrame,
+    *,
+    x: str = "pages_skipped",
+    variant: str | None = None,
+    min_x: float | None = None,
+    **kw: Any,
+) -> Estimate:
+    """Least-squares slope of the per-``x`` medians of ``value`` against ``x``.
+
+    E.g. ns per skipped page of a seek: ``slope(seek_df, variant="walk-2019", min_x=16)``.
+    Each x is one sample; the interval resamples batches within each x (and
+    runs, when there are several).
+
+    Raises:
+        ValueError: with fewer than two distinct x values.
+    """
+    d = df if variant is None else df[df[kw.get("variant_col", "variant")] == variant]
+    if min_x is not None:
+        d = d[d[x] >= min_x]
+    xs = np.array(sorted(d[x].unique()), dtype=float)
+    if xs.size < 2:
+        raise ValueError(f"slope: need at least two distinct {x} values, got {xs.size}")
+    keys = {k: v for k, v in kw.items() if k in ("value", "run_col")}
+    samples = [sample(d[d[x] == v], **keys) for v in xs]
+    what = f"{variant} " if variant else ""
+    return bootstrap(samples, _slope_of(xs), quantity=f"{what}slope per {x}", **_opts(kw))
+
+
+def _fixed_sample(df: pd.DataFrame, fixed: Any, kw: dict[str, Any]) -> Sample:
+    """F as a sample: a variant of ``df`` (same runs), or a table / array of its own."""
+    keys = {k: v for k, v in kw.items() if k in ("variant_col", "value", "run_col")}
+    if isinstance(fixed, str):
+        return sample(df, fixed, **keys)
+    if isinstance(fixed, pd.DataFrame):
+        keys.pop("variant_col", None)
+        return sample(fixed, block=1, **keys)
+    return Sample.of(fixed, block=1)
+
+
+def composed_ratio(
+    df: pd.DataFrame,
+    numerator: str,
+    denominator: str,
+    *,
+    fixed: str | pd.DataFrame | Sequence[float] | np.ndarray,
+    **kw: Any,
+) -> Estimate:
+    """(F + median(numerator)) / (F + median(denominator)), F = the median of ``fixed``.
+
+    ``fixed`` is a variant of ``df`` (measured in the same runs: it shares their
+    draw), or a table or array of its own (drawn on its own).  The same
+    resampled F enters both terms.
+    """
+    samples = [_fixed_sample(df, fixed, kw), *_pair(df, numerator, denominator, kw)]
+    return bootstrap(
+        samples, _composed, quantity=f"(F + {numerator}) / (F + {denominator})", **_opts(kw)
+    )
+
+
+def _sum(*groups: np.ndarray, axis: int = -1) -> np.ndarray:
+    return sum(_median(g, axis) for g in groups)
+
+
+def sum_of_medians(df: pd.DataFrame, parts: Sequence[str], **kw: Any) -> Estimate:
+    """median(part 1) + median(part 2) + ...: e.g. F + seek + copy of one submission.
+
+    Raises:
+        KeyError: if a part has no rows.
+    """
+    keys = {k: v for k, v in kw.items() if k in ("variant_col", "value", "run_col")}
+    samples = [sample(df, p, **keys) for p in parts]
+    return bootstrap(samples, _sum, quantity=" + ".join(parts), **_opts(kw))
+
+
+# ---- tables of estimates -----------------------------------------------------------
 
 
 def _groups(df: pd.DataFrame, by: Sequence[str]) -> Iterator[tuple[tuple[Any, ...], pd.DataFrame]]:
@@ -54,19 +260,30 @@ def _groups(df: pd.DataFrame, by: Sequence[str]) -> Iterator[tuple[tuple[Any, ..
         yield (key if isinstance(key, tuple) else (key,)), sub
 
 
+#: Columns :func:`median_ci` adds after the ``by`` columns.
+MEDIAN_COLUMNS = [
+    "n",
+    "median",
+    "ci_low",
+    "ci_high",
+    "n_runs",
+    "within_run",
+    "between_run",
+    "method",
+]
+
+
 def median_ci(
     df: pd.DataFrame,
     by: str | Sequence[str] = ("experiment", "variant"),
     *,
     value: str = "ns_per_op",
-    confidence: float = DEFAULT_CONFIDENCE,
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = DEFAULT_SEED,
+    **kw: Any,
 ) -> pd.DataFrame:
-    """Median of ``value`` per group, with a seeded percentile-bootstrap interval.
+    """The median of ``value`` per group, with its interval (see :func:`median`).
 
     Returns:
-        One row per group: the ``by`` columns, then n, median, ci_low, ci_high.
+        One row per group: the ``by`` columns, then :data:`MEDIAN_COLUMNS`.
     """
     by = [by] if isinstance(by, str) else list(by)
     missing = [c for c in [*by, value] if c not in df.columns]
@@ -74,59 +291,21 @@ def median_ci(
         raise KeyError(f"median_ci: no column(s) {missing} in {list(df.columns)}")
     rows = []
     for key, sub in _groups(df, by):
-        med, lo, hi = bootstrap_median(
-            sub[value].to_numpy(), confidence=confidence, n_boot=n_boot, seed=seed
-        )
+        e = median(sub, value=value, **kw)
         rows.append(
             {
                 **dict(zip(by, key, strict=True)),
                 "n": len(sub),
-                "median": med,
-                "ci_low": lo,
-                "ci_high": hi,
+                "median": e.estimate,
+                "ci_low": e.ci_low,
+                "ci_high": e.ci_high,
+                "n_runs": e.n_runs,
+                "within_run": e.within_run,
+                "between_run": e.between_run,
+                "method": e.method,
             }
         )
-    return pd.DataFrame(rows, columns=[*by, "n", "median", "ci_low", "ci_high"])
-
-
-class RatioCI(NamedTuple):
-    """A ratio of medians with its bootstrap interval."""
-
-    numerator: str
-    denominator: str
-    ratio: float
-    ci_low: float
-    ci_high: float
-    n_numerator: int
-    n_denominator: int
-    confidence: float
-
-
-def bootstrap_ratio(
-    num: Sequence[float] | np.ndarray,
-    den: Sequence[float] | np.ndarray,
-    *,
-    confidence: float = DEFAULT_CONFIDENCE,
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = DEFAULT_SEED,
-) -> tuple[float, float, float]:
-    """(ratio, low, high) for median(num) / median(den), each sample resampled independently."""
-    _check_ci_args(confidence, n_boot)
-    a = np.asarray(num, dtype=float)
-    b = np.asarray(den, dtype=float)
-    if a.size == 0 or b.size == 0:
-        raise ValueError("bootstrap_ratio: both samples need at least one value")
-    if np.median(b) == 0:
-        raise ZeroDivisionError("bootstrap_ratio: the denominator's median is 0")
-    rng = np.random.default_rng(seed)
-    ma = _boot_medians(a, int(n_boot), rng)
-    mb = _boot_medians(b, int(n_boot), rng)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = ma / mb
-    ratios = ratios[np.isfinite(ratios)]
-    alpha = (1 - confidence) / 2
-    lo, hi = np.quantile(ratios, [alpha, 1 - alpha])
-    return float(np.median(a) / np.median(b)), float(lo), float(hi)
+    return pd.DataFrame(rows, columns=[*by, *MEDIAN_COLUMNS])
 
 
 def ratio_ci(
@@ -135,35 +314,56 @@ def ratio_ci(
     denominator: str,
     *,
     by: str | Sequence[str] | None = None,
-    variant_col: str = "variant",
-    value: str = "ns_per_op",
-    confidence: float = DEFAULT_CONFIDENCE,
-    n_boot: int = DEFAULT_N_BOOT,
-    seed: int = DEFAULT_SEED,
-) -> RatioCI | pd.DataFrame:
-    """median(numerator) / median(denominator) with a seeded bootstrap interval.
-
-    ``numerator`` and ``denominator`` are values of ``variant_col``.  Without
-    ``by`` the result is one :class:`RatioCI`; with ``by`` (e.g. ``"size"``) a
-    DataFrame with one row per group and the RatioCI fields as columns.
-
-    Raises:
-        KeyError: if a variant has no rows (in some group).
-    """
-    by_cols = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    **kw: Any,
+) -> Estimate | pd.DataFrame:
+    """:func:`ratio`, once (an :class:`Estimate`) or per ``by`` group (a DataFrame with
+    the ``by`` columns, ``numerator``, ``denominator`` and the Estimate's fields)."""
+    if by is None:
+        return ratio(df, numerator, denominator, **kw)
+    by_cols = [by] if isinstance(by, str) else list(by)
     rows = []
     for key, sub in _groups(df, by_cols):
-        a = sub.loc[sub[variant_col] == numerator, value].to_numpy()
-        b = sub.loc[sub[variant_col] == denominator, value].to_numpy()
-        where = f" for {dict(zip(by_cols, key, strict=True))}" if by_cols else ""
-        for name, arr in ((numerator, a), (denominator, b)):
-            if arr.size == 0:
-                raise KeyError(f"ratio_ci: no rows with {variant_col} == {name!r}{where}")
-        r, lo, hi = bootstrap_ratio(a, b, confidence=confidence, n_boot=n_boot, seed=seed)
-        ci = RatioCI(numerator, denominator, r, lo, hi, len(a), len(b), confidence)
-        rows.append((key, ci))
-    if by is None:
-        return rows[0][1]
-    return pd.DataFrame(
-        [{**dict(zip(by_cols, key, strict=True)), **ci._asdict()} for key, ci in rows]
-    )
+        where = dict(zip(by_cols, key, strict=True))
+        try:
+            e = ratio(sub, numerator, denominator, **kw)
+        except KeyError as exc:
+            raise KeyError(f"{exc.args[0]} for {where}") from None
+        rows.append({**where, "numerator": numerator, "denominator": denominator, **e.as_dict()})
+    return pd.DataFrame(rows)
+
+
+def to_frame(estimates: dict[str, Estimate], key: str = "name") -> pd.DataFrame:
+    """Estimates by name as a table: ``key``, then the Estimate's fields."""
+    return pd.DataFrame([{key: k, **e.as_dict()} for k, e in estimates.items()])
+
+
+def bootstrap_median(values: Sequence[float] | np.ndarray, **kw: Any) -> tuple[float, float, float]:
+    """(median, low, high) of an array of values (see :func:`median`)."""
+    e = median(np.asarray(values, dtype=float), **kw)
+    return e.estimate, e.ci_low, e.ci_high
+
+
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_N_RESAMPLES",
+    "DEFAULT_SEED",
+    "GAIN_KINDS",
+    "MEDIAN_COLUMNS",
+    "RUN_COLUMN",
+    "Estimate",
+    "Sample",
+    "bootstrap",
+    "bootstrap_median",
+    "composed_ratio",
+    "difference",
+    "gain",
+    "median",
+    "median_ci",
+    "ratio",
+    "ratio_ci",
+    "runs_of",
+    "sample",
+    "slope",
+    "sum_of_medians",
+    "to_frame",
+]

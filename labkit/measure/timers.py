@@ -3,7 +3,9 @@
 Each function runs one batch in C (loop and clock included, ``csrc/measure/
 bench_core.c`` and ``csrc/core/fixed_buf.c``) and returns nanoseconds per
 operation.  They check every buffer and length first, so no call can make the
-C side touch memory it was not given.
+C side touch memory it was not given.  As everywhere in labkit, ``iters`` < 1
+is ``OSError(EINVAL)``, and a batch that runs past the time budget
+(:func:`labkit.config.set_time_budget`) is ``OSError(ETIMEDOUT)``.
 """
 
 from __future__ import annotations
@@ -11,25 +13,25 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from labkit._args import SIZE_MAX, index_arg, int_arg, size_arg
-from labkit._ffi import ffi, lib, raise_errno
+from labkit._args import index_arg, iters_arg, size_arg
+from labkit._ffi import check, ffi, lib, raise_errno
 from labkit.core.fixed import RegisteredBuffer, _reg_arg, _seek_arg
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter, buffer_arg
 from labkit.errors import IterMisuseError
 
 
-def _iters(iters: int) -> int:
-    return int_arg(iters, "iters", 1, SIZE_MAX)
+def _batch(ns: float, what: str) -> float:
+    return float(check(ns, what))
 
 
 def time_empty(iters: int) -> float:
     """ns per iteration of the timing loop with nothing in it (the harness's own cost)."""
-    return float(lib.lk_time_empty(_iters(iters)))
+    return _batch(lib.lk_time_empty(iters_arg(iters)), "time_empty")
 
 
 def time_clock(iters: int) -> float:
     """ns per read of the clock every timing kernel uses (``lk_clock_ns``)."""
-    return float(lib.lk_time_clock(_iters(iters)))
+    return _batch(lib.lk_time_clock(iters_arg(iters)), "time_clock")
 
 
 def time_memcpy(dst: Any, src: Any, n: int, iters: int) -> float:
@@ -39,7 +41,28 @@ def time_memcpy(dst: Any, src: Any, n: int, iters: int) -> float:
     n = size_arg(n)
     if n > len(d) or n > len(s):
         raise ValueError(f"time_memcpy: n={n} exceeds dst ({len(d)}) or src ({len(s)})")
-    return float(lib.lk_time_memcpy(d, s, n, _iters(iters)))
+    return _batch(lib.lk_time_memcpy(d, s, n, iters_arg(iters)), "time_memcpy")
+
+
+def _time_copy(it: IovIter, buf: Any, n: int, iters: int, *, to_iter: bool) -> float:
+    """copy_to_iter from ``buf`` (``to_iter``) or copy_from_iter into it, timed in C."""
+    what, need, other = (
+        ("time_copy_to_iter", ITER_DEST, "src")
+        if to_iter
+        else ("time_copy_from_iter", ITER_SOURCE, "dst")
+    )
+    if it.direction != need:
+        raise IterMisuseError(
+            f"{what} needs an {'ITER_DEST' if to_iter else 'ITER_SOURCE'} iterator"
+        )
+    b = buffer_arg(buf, writable=not to_iter, what=other)
+    n = size_arg(n)
+    if n > len(b):
+        raise ValueError(f"{what}: n={n} exceeds {other} ({len(b)} bytes)")
+    fn = lib.lk_time_copy_to_iter if to_iter else lib.lk_time_copy_from_iter
+    iters = iters_arg(iters)
+    with it._locked():
+        return _batch(fn(it.c_iter, b, n, iters), what)
 
 
 def time_copy_to_iter(it: IovIter, src: Any, n: int, iters: int) -> float:
@@ -48,14 +71,7 @@ def time_copy_to_iter(it: IovIter, src: Any, n: int, iters: int) -> float:
     Raises:
         IterMisuseError: if ``it`` is not ITER_DEST.
     """
-    if it.direction != ITER_DEST:
-        raise IterMisuseError("time_copy_to_iter needs an ITER_DEST iterator")
-    s = buffer_arg(src, writable=False, what="src")
-    n = size_arg(n)
-    if n > len(s):
-        raise ValueError(f"time_copy_to_iter: n={n} exceeds src ({len(s)} bytes)")
-    with it._locked():
-        return float(lib.lk_time_copy_to_iter(it.c_iter, s, n, _iters(iters)))
+    return _time_copy(it, src, n, iters, to_iter=True)
 
 
 def time_copy_from_iter(it: IovIter, dst: Any, n: int, iters: int) -> float:
@@ -64,21 +80,14 @@ def time_copy_from_iter(it: IovIter, dst: Any, n: int, iters: int) -> float:
     Raises:
         IterMisuseError: if ``it`` is not ITER_SOURCE.
     """
-    if it.direction != ITER_SOURCE:
-        raise IterMisuseError("time_copy_from_iter needs an ITER_SOURCE iterator")
-    d = buffer_arg(dst, writable=True, what="dst")
-    n = size_arg(n)
-    if n > len(d):
-        raise ValueError(f"time_copy_from_iter: n={n} exceeds dst ({len(d)} bytes)")
-    with it._locked():
-        return float(lib.lk_time_copy_from_iter(it.c_iter, d, n, _iters(iters)))
+    return _time_copy(it, dst, n, iters, to_iter=False)
 
 
 def time_advance(it: IovIter, n: int, iters: int) -> float:
     """ns per ``advance(n)`` of a fresh copy of ``it`` (``it`` is unchanged)."""
     n = size_arg(n)
     with it._locked():  # the C loop copies the iterator: not while another thread moves it
-        return float(lib.lk_time_advance(it.c_iter, n, _iters(iters)))
+        return _batch(lib.lk_time_advance(it.c_iter, n, iters_arg(iters)), "time_advance")
 
 
 def _offset_arg(reg: RegisteredBuffer, offset: int, length: int) -> tuple[int, int]:
@@ -100,10 +109,8 @@ def time_fixed_seek(
     """
     reg = _reg_arg(reg)
     offset, length = _offset_arg(reg, offset, length)
-    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, _seek_arg(seek), _iters(iters))
-    if ns < 0:
-        raise_errno(errno.EFAULT, "time_fixed_seek")
-    return float(ns)
+    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, _seek_arg(seek), iters_arg(iters))
+    return _batch(ns, "time_fixed_seek")
 
 
 def time_fixed_submit(
@@ -122,10 +129,10 @@ def time_fixed_submit(
     if len(src) < length:
         raise ValueError(f"data has {len(src)} bytes, fewer than length {length}")
     csrc = ffi.from_buffer(src)
-    ns = lib.lk_time_fixed_submit(reg.c_buf, offset, length, _seek_arg(seek), csrc, _iters(iters))
-    if ns < 0:
-        raise_errno(errno.EFAULT, "time_fixed_submit")
-    return float(ns)
+    ns = lib.lk_time_fixed_submit(
+        reg.c_buf, offset, length, _seek_arg(seek), csrc, iters_arg(iters)
+    )
+    return _batch(ns, "time_fixed_submit")
 
 
 __all__ = [

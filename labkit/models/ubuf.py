@@ -1,7 +1,7 @@
 """Model experiments for the 2023 single-segment ``ITER_UBUF`` work (R2 and R3).
 
 Two questions, each asked of C timing kernels over labkit's iterator core
-(``labkit/csrc/ubuf_model.c``) and real user memory:
+(``labkit/csrc/models/ubuf_model.c``) and real user memory:
 
 * **R2** (merged for Linux 6.4): ``import_iovec()`` of one segment builds an
   ``ITER_UBUF`` instead of an ``ITER_IOVEC``.  :class:`SyscallModel` models one
@@ -14,6 +14,11 @@ Two questions, each asked of C timing kernels over labkit's iterator core
   *deferred* request costs: a READV allocates async state, copies its iterator
   and its iovecs into it and frees it at completion; a READ keeps only
   ``(addr, len)`` and imports again when it is issued.
+
+What a modelled call imports is a read variant of the one table the live
+loops use (:data:`labkit.live.variants.VARIANTS`): ``read`` imports the buffer
+(``import_ubuf``), the iovec variants the user's iovec array laid out as the
+variant lays it (``import_iovec``).
 
 Every model offers :meth:`~SyscallModel.time` (one batch timed in C,
 nanoseconds per call; feed :meth:`~SyscallModel.batch` to ``labkit.measure.runner.run``)
@@ -28,16 +33,19 @@ import errno
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from itertools import accumulate
 from typing import Any
 
 import numpy as np
 
-from labkit._args import SIZE_MAX, int_arg
-from labkit._ffi import ffi, lib, raise_errno
+from labkit._args import SIZE_MAX, int_arg, iters_arg, size_arg
+from labkit._ffi import check, ffi, lib, raise_errno
 from labkit.config import quick_mode
 from labkit.core.imports import kernel_era
 from labkit.core.memory import PAGE_SIZE, UserMemory
+from labkit.live.variants import VARIANTS, ReadVariant, read_variant
+from labkit.models.shared import SharedMemory
+from labkit.models.work import Work
 
 OPS = {
     "advance": int(lib.LK_UBUF_OP_ADVANCE),
@@ -46,23 +54,28 @@ OPS = {
 }
 """What a modelled call does with its iterator."""
 
-URING_VARIANTS = {
-    "read": int(lib.LK_URING_READ),
-    "readv-iovec": int(lib.LK_URING_READV_IOVEC),
-    "readv-rewrite": int(lib.LK_URING_READV_REWRITE),
-    "readv-6.4": int(lib.LK_URING_READV_GENERIC64),
+URING_VARIANTS: dict[str, tuple[str, str, bool]] = {
+    "read": ("read", "6.4", False),
+    "readv-iovec": ("readv1", "6.3", False),
+    "readv-rewrite": ("readv1", "6.3", True),
+    "readv-6.4": ("readv1", "6.4", False),
 }
-"""io_uring request variants: IORING_OP_READ; READV before 6.4 (ITER_IOVEC);
-READV with R3's rewrite to READ; READV on 6.4+ (UBUF by the generic import,
-opcode still READV)."""
+"""io_uring request variants: name -> (read variant, import era, R3's rewrite).
+IORING_OP_READ; READV before 6.4 (ITER_IOVEC); READV with R3's rewrite to
+READ; READV on 6.4+ (UBUF by the generic import, opcode still READV)."""
 
-URING_LABELS = {
-    "readv-iovec": "READV as IOVEC (6.3)",
-    "readv-rewrite": "READV rewritten to READ (R3)",
-    "readv-6.4": "READV, UBUF import (6.4+)",
-    "read": "READ",
+_URING_KERNEL = {
+    "readv-iovec": " as IOVEC (6.3)",
+    "readv-rewrite": " rewritten to READ (R3)",
+    "readv-6.4": ", UBUF import (6.4+)",
+    "read": "",
 }
-"""Human-readable names of :data:`URING_VARIANTS`."""
+URING_LABELS = {
+    name: str(VARIANTS[URING_VARIANTS[name][0]].uring) + kernel
+    for name, kernel in _URING_KERNEL.items()
+}
+"""Human-readable names of :data:`URING_VARIANTS`: the io_uring opcode of the
+read variant, and what the modelled kernel does with it."""
 
 ASYNC_STATE_BYTES = int(lib.lk_ubuf_async_size())
 """Size of the modelled io_uring async state (iovecs + iterator) a deferred READV allocates."""
@@ -94,139 +107,31 @@ def defer_every_for(rate: float) -> int:
     return max(1, round(1.0 / rate))
 
 
-@dataclass(frozen=True)
-class Work:
-    """Work done by a number of modelled calls, counted by the C model.
-
-    Attributes:
-        calls: calls completed.
-        ubuf_iters / iovec_iters: calls whose data moved through an ITER_UBUF / ITER_IOVEC.
-        seg_steps: segment-table entries stepped over while moving data (0 for UBUF).
-        uvec_bytes_read: bytes of the user's iovec array read (copy_from_user).
-        iovec_table_bytes: bytes of iovec copied into a table the iterator walks
-            (the on-stack fast array, an allocated array, or the async state).
-        iter_bytes_copied: bytes of iterator state saved for deferred requests.
-        imports: import_iovec/import_ubuf calls (a deferred READ imports twice).
-        allocs / frees: heap allocations and frees.
-        deferred: requests deferred (io_uring model).
-        rewritten: READV requests turned into READ (R3).
-        bytes_moved: data bytes moved into user memory.
-    """
-
-    calls: int
-    ubuf_iters: int
-    iovec_iters: int
-    seg_steps: int
-    uvec_bytes_read: int
-    iovec_table_bytes: int
-    iter_bytes_copied: int
-    imports: int
-    allocs: int
-    frees: int
-    deferred: int
-    rewritten: int
-    bytes_moved: int
-
-    @classmethod
-    def _from_c(cls, w: Any) -> Work:
-        return cls(**{name: int(getattr(w, name)) for name in cls.__dataclass_fields__})
-
-    def as_dict(self) -> dict[str, int]:
-        """The counters as a plain dict."""
-        return asdict(self)
-
-    def per_call(self) -> dict[str, float]:
-        """Every counter divided by the number of calls (empty counts stay 0)."""
-        n = self.calls or 1
-        return {k: v / n for k, v in self.as_dict().items() if k != "calls"}
-
-    @property
-    def overhead(self) -> int:
-        """Bookkeeping beyond the data itself: segment steps + iovec and iterator
-        bytes copied + allocations + frees (the quantities the 2023 changes remove)."""
-        return (
-            self.seg_steps
-            + self.iovec_table_bytes
-            + self.iter_bytes_copied
-            + self.allocs
-            + self.frees
-        )
-
-
-def _segments_arg(segments: Sequence[int] | None, size: int) -> list[int]:
-    if segments is None:
-        segments = [size]
-    segs = list(segments)
-    if len(segs) > int(lib.LK_UBUF_MAX_SEGS):
-        raise_errno(
-            errno.EINVAL,
-            f"{len(segs)} segments, more than UIO_MAXIOV ({int(lib.LK_UBUF_MAX_SEGS)})",
-        )
-    return [_size(s, f"segment {k} length") for k, s in enumerate(segs)]
-
-
 def _size(value: Any, name: str) -> int:
     """A byte count for the model: an int in 0..SIZE_MAX, else OSError(EINVAL)."""
     return int_arg(value, name, 0, SIZE_MAX, err=errno.EINVAL)
 
 
-class SharedMemory:
-    """One data buffer and one iovec-table page shared by several models.
+def _segments_arg(
+    segments: Sequence[int] | None, size: int, variant: ReadVariant
+) -> list[tuple[int, int]]:
+    """The user's iovec array as (offset in the data buffer, length) pairs.
 
-    Variants compared with each other should zero the *same* physical page:
-    on this kind of machine the cost of clearing a 4 KiB page depends on which
-    page it is by more than the few nanoseconds being compared, and that
-    effect lasts as long as the mapping.  Each model gets its own 64-byte slot
-    of the table page for its iovec array.
-
-    The C argument struct each model's timed loop reads on every call is
-    carved from one block too, a 128-byte (two cache lines) slot per model,
-    so that variants compared with each other read their arguments from
-    equivalently placed memory instead of wherever the allocator put each
-    one (a per-model placement moved a model's ns/call persistently by up to
-    ~3.5 ns here, more than some differences being compared).
+    By default the variant's own layout of ``size`` bytes; given lengths are
+    laid end to end.
     """
-
-    SLOT = 64
-    ARGS_SLOT = 128
-    ARGS_SLOTS = PAGE_SIZE // SLOT  # as many as the iovec table has slots
-
-    def __init__(self, size: int = PAGE_SIZE, mem: UserMemory | None = None) -> None:
-        self.mem = mem if mem is not None else UserMemory()
-        self.data = self.mem.map(max(_size(size, "size"), 1))
-        self.table = self.mem.map(PAGE_SIZE)
-        self._next = 0
-        # kernel-side memory (not in the modelled address space): argument slots
-        self._args_block = ffi.new("char[]", self.ARGS_SLOT * (self.ARGS_SLOTS + 1))
-        base = int(ffi.cast("uintptr_t", self._args_block))
-        self._args_base = (-base) % self.ARGS_SLOT
-        self._args_next = 0
-
-    def data_for(self, size: int) -> Any:
-        """The shared data mapping, if it holds ``size`` bytes."""
-        if size > self.data.size:
-            raise ValueError(f"shared data buffer holds {self.data.size} bytes, {size} needed")
-        return self.data
-
-    def table_for(self, nbytes: int) -> tuple[Any, int]:
-        """A slot of the table page for an iovec array of ``nbytes``: (mapping, offset)."""
-        need = -(-max(nbytes, 1) // self.SLOT) * self.SLOT
-        if self._next + need > self.table.size:
-            raise ValueError("shared iovec table page is full")
-        off = self._next
-        self._next += need
-        return self.table, off
-
-    def args_slot(self) -> Any:
-        """A zeroed ``struct lk_ubuf_args *`` in the next 128-byte-aligned argument slot.
-
-        The pointer is valid as long as this SharedMemory is alive.
-        """
-        if self._args_next >= self.ARGS_SLOTS:
-            raise ValueError("shared argument block is full")
-        off = self._args_base + self._args_next * self.ARGS_SLOT
-        self._args_next += 1
-        return ffi.cast("struct lk_ubuf_args *", self._args_block + off)
+    if segments is None:
+        return variant.segments(size) if variant.vectored else [(0, size)]
+    segs = [_size(s, f"segment {k} length") for k, s in enumerate(segments)]
+    if len(segs) > int(lib.LK_UBUF_MAX_SEGS):
+        raise_errno(
+            errno.EINVAL,
+            f"{len(segs)} segments, more than UIO_MAXIOV ({int(lib.LK_UBUF_MAX_SEGS)})",
+        )
+    if any(s < 0 for s in segs):
+        raise_errno(errno.EINVAL, f"segment lengths must be >= 0, got {segs}")
+    offsets = list(accumulate([0, *segs[:-1]])) if segs else []
+    return list(zip(offsets, segs, strict=True))
 
 
 class _Model:
@@ -236,8 +141,9 @@ class _Model:
 
     def __init__(
         self,
+        variant: ReadVariant,
+        era: int,
         *,
-        kind: int,
         op: str,
         size: int,
         segments: Sequence[int] | None,
@@ -248,9 +154,10 @@ class _Model:
             raise ValueError(f"op must be one of {sorted(OPS)}, got {op!r}")
         size = _size(size, "size")
         self.op = op
-        self.segments = _segments_arg(segments, size)
-        total = max(size, sum(self.segments))
-        nseg = max(len(self.segments), 1)
+        layout = _segments_arg(segments, size, variant)
+        self.segments = [length for _, length in layout]
+        total = max(size, max((off + n for off, n in layout), default=0))
+        nseg = max(len(layout), 1)
         if shared is not None:
             if mem is not None and mem is not shared.mem:
                 raise ValueError("mem and shared.mem must be the same UserMemory")
@@ -266,7 +173,7 @@ class _Model:
                 self.mem.unmap(self.data)  # a refused set-up leaves nothing mapped
                 raise
         try:
-            self._set_up(kind, size, total, nseg, uvec_off, shared)
+            self._set_up(variant, era, layout, size, total, nseg, uvec_off, shared)
         except BaseException:
             if shared is None:
                 self.mem.unmap(self.data)
@@ -274,30 +181,30 @@ class _Model:
             raise
 
     def _set_up(
-        self, kind: int, size: int, total: int, nseg: int, uvec_off: int, shared: Any
-    ) -> None:
+        self, variant: Any, era: int, layout: list, size: int, total: int, nseg: int,
+        uvec_off: int, shared: Any,
+    ) -> None:  # fmt: skip
         """The iovec array in user memory and the C arguments (after the mappings)."""
         self.uvec_addr = self.uvec_map.addr + uvec_off
-        # the user's iovec array, written into user memory: segments laid end to end
+        # the user's iovec array, written into user memory
         table = (
             self.uvec_map.array[uvec_off : uvec_off + nseg * 16].view(np.uint64).reshape(nseg, 2)
         )
-        offset = 0
-        for k, length in enumerate(self.segments):
+        for k, (offset, length) in enumerate(layout):
             table[k] = (self.data.addr + offset, length)
-            offset += length
         self.size = size
         self._src = np.frombuffer(bytes(range(256)) * (total // 256 + 1), dtype=np.uint8)
         self._csrc = ffi.from_buffer("uint8_t[]", self._src)
         self._shared = shared  # keeps the argument slot alive
         a = shared.args_slot() if shared is not None else ffi.new("struct lk_ubuf_args *")
         a.mm = self.mem.c_mm
-        a.kind = kind
+        a.variant = variant.id
+        a.era = era
         a.op = OPS[self.op]
         a.buf = self.data.addr
         a.len = size
         a.uvec = self.uvec_addr
-        a.nr_segs = len(self.segments)
+        a.nr_segs = len(layout)
         a.src = self._csrc
         a.src_len = len(self._src)
         self._args = a
@@ -314,37 +221,32 @@ class _Model:
         """Run one batch of ``iters`` calls in C; nanoseconds per call.
 
         Raises:
-            OSError: the model's errno for a bad set-up (EFAULT, EINVAL, ENOMEM).
-            ValueError: for iters < 1 or above SIZE_MAX.
-            TypeError: for iters that is not an integer.
+            OSError: the model's errno for a bad set-up (EFAULT, EINVAL, ENOMEM),
+                EINVAL for iters < 1, ETIMEDOUT for a batch past the time budget.
         """
-        iters = default_iters() if iters is None else int_arg(iters, "iters", 1, SIZE_MAX)
+        iters = default_iters() if iters is None else iters_arg(iters)
         with self.mem.lock:  # the C loop reads the address-space table
             ns = float(self._timer()(self._args, iters))
-        if ns < 0:
-            raise_errno(int(-ns), f"{self!r}: timing batch")
-        return ns
+        return float(check(ns, f"{self!r}: timing batch"))
 
     def batch(self, iters: int | None = None) -> Callable[[], float]:
         """A zero-argument callable running one batch (for ``labkit.measure.runner.run``)."""
-        iters = default_iters() if iters is None else int_arg(iters, "iters", 1, SIZE_MAX)
+        iters = default_iters() if iters is None else iters_arg(iters)
         return lambda: self.time(iters)
 
     def work(self, calls: int = 1) -> Work:
         """Run ``calls`` calls with counting on (untimed) and return the work done.
 
         Raises:
-            OSError: the model's errno for a bad set-up.
-            ValueError: for calls < 0 or above SIZE_MAX.
-            TypeError: for calls that is not an integer.
+            OSError: the model's errno for a bad set-up; ETIMEDOUT when counting
+                runs past the time budget (:func:`labkit.config.set_time_budget`).
+            ValueError: for calls < 0.
         """
-        calls = int_arg(calls, "calls", 0, SIZE_MAX)
+        calls = size_arg(calls, "calls")
         w = ffi.new("struct lk_ubuf_work *")
         fn = lib.lk_ubuf_uring_work if self._uring else lib.lk_ubuf_syscall_work
         with self.mem.lock:
-            ret = fn(self._args, calls, w)
-        if ret < 0:
-            raise_errno(-ret, f"{self!r}: counting {calls} calls")
+            check(fn(self._args, calls, w), f"{self!r}: counting {calls} calls")
         return Work._from_c(w)
 
 
@@ -353,7 +255,10 @@ class SyscallModel(_Model):
 
     Args:
         syscall: ``"read"`` (``import_ubuf`` of ``size`` bytes) or ``"readv"``
-            (``import_iovec`` of the user's iovec array, held in user memory).
+            (``import_iovec`` of the user's iovec array, held in user memory),
+            or any system call variant of :data:`labkit.live.SYSCALL_VARIANTS`
+            (``"readv_empty"``, ``"readv_split"``, ...), whose iovec layout
+            of ``size`` bytes is then the default ``segments``.
         kernel: the import era for readv: ``"6.3"`` (one segment stays
             ITER_IOVEC) or ``"6.4"`` (one segment becomes ITER_UBUF).
         op: ``"zero"`` (``iov_iter_zero``, a page at a time, as /dev/zero),
@@ -361,7 +266,8 @@ class SyscallModel(_Model):
             ``"advance"`` (``iov_iter_advance``: no bytes move).
         size: bytes per call (read) and the default single segment (readv).
         segments: readv's segment lengths, laid end to end in one mapping
-            (default ``[size]``; ``[4096, 0]`` is the live A/B's proxy).
+            (default: the variant's layout, ``[size]`` for readv;
+            ``[4096, 0]``, the layout of ``readv_empty``, is the live A/B's proxy).
         mem: the user address space to map into (a new one by default).
         shared: a :class:`SharedMemory` whose data buffer and iovec-table page
             this model uses instead of mappings of its own (compare variants
@@ -379,14 +285,11 @@ class SyscallModel(_Model):
         mem: UserMemory | None = None,
         shared: SharedMemory | None = None,
     ) -> None:
-        if syscall not in ("read", "readv"):
-            raise ValueError(f"syscall must be 'read' or 'readv', got {syscall!r}")
-        kind = lib.LK_UBUF_KIND_READ if syscall == "read" else lib.LK_UBUF_KIND_READV
-        era = kernel_era(kernel)  # before anything is mapped
-        super().__init__(kind=kind, op=op, size=size, segments=segments, mem=mem, shared=shared)
+        variant = read_variant("readv1" if syscall == "readv" else syscall, interface="syscall")
+        common = {"op": op, "size": size, "segments": segments, "mem": mem, "shared": shared}
+        super().__init__(variant, kernel_era(kernel), **common)
         self.syscall = syscall
         self.kernel = str(kernel)
-        self._args.era = era
 
     def __repr__(self) -> str:
         segs = "" if self.syscall == "read" else f", segments={self.segments}"
@@ -429,17 +332,15 @@ class UringModel(_Model):
         if variant not in URING_VARIANTS:
             raise ValueError(f"variant must be one of {sorted(URING_VARIANTS)}, got {variant!r}")
         defer_every = int_arg(defer_every, "defer_every", 0, SIZE_MAX)
-        super().__init__(
-            kind=URING_VARIANTS[variant],
-            op=op,
-            size=size,
-            segments=segments,
-            mem=mem,
-            shared=shared,
-        )
+        if defer_every < 0:
+            raise ValueError(f"defer_every must be >= 0, got {defer_every}")
+        read, kernel, rewrite = URING_VARIANTS[variant]
+        common = {"op": op, "size": size, "segments": segments, "mem": mem, "shared": shared}
+        super().__init__(VARIANTS[read], kernel_era(kernel), **common)
         self.variant = variant
         self.defer_every = defer_every
         self.defer_alloc_ubuf = bool(defer_alloc_ubuf)
+        self._args.rewrite = int(rewrite)
         self._args.defer_every = defer_every
         self._args.defer_alloc_ubuf = int(self.defer_alloc_ubuf)
 
@@ -482,9 +383,7 @@ def read_zero_models(
         "readv 6.4": SyscallModel("readv", "6.4", size=size, shared=sh),
     }
     if proxy:
-        models["readv 6.4 (4K+empty)"] = SyscallModel(
-            "readv", "6.4", size=size, segments=[size, 0], shared=sh
-        )
+        models["readv 6.4 (4K+empty)"] = SyscallModel("readv_empty", "6.4", size=size, shared=sh)
     return models
 
 

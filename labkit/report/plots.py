@@ -25,7 +25,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
-#: Colours by role, so "ours", "published" and "live" look the same in every notebook.
+#: labkit's one colour table, by role: in plots ("ours", "published" and "live" look
+#: the same in every notebook) and in the teaching drawings (labkit.teach.viz: bytes
+#: consumed, remaining, outside count, the current position, skipped and target bvecs).
 COLORS = {
     "ours": "#1f77b4",
     "model": "#1f77b4",
@@ -33,6 +35,13 @@ COLORS = {
     "live": "#d62728",
     "before": "#ff7f0e",
     "after": "#2ca02c",
+    "consumed": "#b0b0b0",
+    "remaining": "#4c9be8",
+    "outside": "#ffffff",
+    "position": "#d62728",
+    "skipped": "#e0e0e0",
+    "target": "#f5a623",
+    "current": "#2ca02c",
 }
 
 RC = {

@@ -1,29 +1,54 @@
-"""What notebooks call to record their headline results and save their figures.
+"""What notebooks call to record their headline results, and the rule that gives verdicts.
 
 A notebook ends each result with one call per headline quantity::
 
     from labkit import report
-    report.record("R1", "tail/head time per submission", published=755.0,
-                  model=812.0, live=1.02, unit="x",
-                  verdict="reproduced", reason="walk-2019 seek, F measured by read()")
-    report.savefig(fig, "r1-cost-vs-offset")
+    from labkit.measure import stats
+    gain = stats.gain(df, "readv_empty", "readv1", kind="time").affine(100)  # percent
+    report.record("R2", "readv(1) as UBUF: time saved per call", live=gain.estimate,
+                  measured=gain, reason="live A/B: readv(4K+empty) vs readv(1)")
+    report.savefig(fig, "R2-live-ab")
+
+The verdict is not written by the notebook: :func:`record` looks up the
+quantity's declared tolerance band (``data/published/bands.csv``, see
+:func:`labkit.published.band`) and applies :func:`verdict`, an equivalence
+rule with three outcomes:
+
+* **reproduced**: the whole 95% interval lies inside the band;
+* **differs**: the whole interval lies outside the band;
+* **inconclusive**: anything else; the reason says which edge is crossed and by
+  how much the interval must shrink, or that it is wider than the band.  A
+  wider (noisier) interval can therefore never give *reproduced*.
+
+Before that, a **noise guard**: when the machine's noise measured in the same
+run (the between-run spread of the figure, see
+:attr:`labkit.measure.stats.Estimate.noise`) is larger than the effect being
+tested (the published figure's distance from "no effect"), the verdict is
+*inconclusive* and the reason starts with "machine too noisy".  A quantity
+with no band or no measurement is *not measured*.  Whether a difference is
+*explained* is a separate column, filled only where the notebook passes the
+measured cause (``explained=``).
 
 Rows are JSON files, one per (result, quantity), under ``<out>/summary/``
 where ``<out>`` is ``$LABKIT_OUT`` (set by ``labkit reproduce`` to its output
 directory) or ``data/results`` otherwise.  Recording the same quantity again
 replaces its row, so a rerun never duplicates.  :func:`summary_table` reads
-them back as one DataFrame.  :func:`savefig` writes PNG and SVG into
-``$LABKIT_OUT/figures`` when ``LABKIT_OUT`` is set, and does nothing otherwise
-(so an interactive session leaves no files behind).
+them back as one DataFrame; :func:`format_summary` and :func:`summary_html`
+render it as text and as an HTML table, never cutting the reason.
+:func:`savefig` writes PNG and SVG into ``$LABKIT_OUT/figures`` when
+``LABKIT_OUT`` is set, and does nothing otherwise (so an interactive session
+leaves no files behind).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import html
 import json
 import math
 import os
 import re
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +56,7 @@ import pandas as pd
 
 from labkit.config import data_dir, quick_mode
 from labkit.measure.results import atomic_write
+from labkit.measure.verdicts import TOO_NOISY, VERDICTS, Verdict, judge, verdict
 
 #: Columns of the summary table, in order.
 COLUMNS = [
@@ -40,15 +66,21 @@ COLUMNS = [
     "model",
     "live",
     "unit",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "n_runs",
+    "band_low",
+    "band_high",
+    "noise",
     "verdict",
+    "explained",
+    "method",
     "reason",
     "notebook",
     "quick",
     "recorded",
 ]
-
-#: Verdicts notebooks use (others are accepted, but these sort and colour well).
-VERDICTS = ("reproduced", "consistent", "differs (explained)", "not reproduced", "not measured")
 
 
 def out_dir() -> Path:
@@ -90,29 +122,6 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write(path, lambda f: f.write(text))
 
 
-def verdict(
-    published: float,
-    low: float,
-    high: float,
-    *,
-    inside: str = "reproduced",
-    outside: str = "differs (explained)",
-) -> str:
-    """The verdict of an interval ``[low, high]`` measured here against a published figure.
-
-    ``inside`` when ``low <= published <= high``, else ``outside`` (whose reason the
-    caller records).  A rule "within a factor k of ours" is the interval
-    ``[ours / k, ours * k]``.
-
-    Raises:
-        ValueError: if a bound is NaN or ``low > high``.
-    """
-    values = [float(published), float(low), float(high)]
-    if any(math.isnan(v) for v in values) or values[1] > values[2]:
-        raise ValueError(f"verdict: need low <= high and no NaN, got {values[1:]} for {values[0]}")
-    return inside if values[1] <= values[0] <= values[2] else outside
-
-
 def record(
     result_id: str,
     quantity: str,
@@ -121,47 +130,91 @@ def record(
     model: Any = None,
     live: Any = None,
     unit: str = "",
-    verdict: str,
+    measured: Any = None,
     reason: str,
+    explained: str = "",
+    noise: float | None = None,
+    verdict: str | None = None,
     out: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
-    """Record one headline quantity of a result, beside its published figure.
+    """Record one headline quantity of a result, beside its published figure, with its verdict.
 
     Args:
         result_id: "R1", "R2", "R3" (or another id, e.g. "tour").
-        quantity: what was measured, in words ("tail/head ratio").
-        published: the published figure (number or text; None if none).
+        quantity: what was measured, in words; with ``result_id`` it names the
+            declared band (:func:`labkit.published.band`).
+        published: the published figure (default: the band's).
         model: what labkit's model gives here (None if not measured).
         live: what the running kernel gives here (None if not measured).
-        unit: unit of the three figures ("ns", "x", "%", ...).
-        verdict: one word or phrase, preferably one of :data:`VERDICTS`.
-        reason: why the verdict, in a sentence (what explains a difference).
+        unit: unit of the figures ("ns", "x", "%", ...; default: the band's).
+        measured: the :class:`labkit.measure.stats.Estimate` the verdict is
+            decided on (in ``unit``), or None when nothing could be measured.
+        reason: the notebook's sentence: what was compared, what may explain a
+            difference.  The rule's own reason is put before it.
+        explained: the measured cause of a difference, only where the notebook
+            shows it (else left empty; dropped when the verdict is *reproduced*:
+            there is no difference to explain).
+        noise: the machine's noise for this figure (default: ``measured.noise``).
+        verdict: only for quantities without a declared band (a test, the tour);
+            a quantity with a band always gets the rule's verdict.
         out: output root (default :func:`out_dir`).
 
     Returns:
         The row as written.
 
     Raises:
-        ValueError: for an empty result id, quantity, verdict or reason.
+        ValueError: for an empty result id, quantity or reason, or a ``verdict``
+            given for a quantity that has a band.
         TypeError: for a figure that is not a number, a string or None.
     """
-    for name, text in (
-        ("result_id", result_id),
-        ("quantity", quantity),
-        ("verdict", verdict),
-        ("reason", reason),
-    ):
+    from labkit import published as _published  # data/published; imported late (no cycle)
+
+    for name, text in (("result_id", result_id), ("quantity", quantity), ("reason", reason)):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"record: {name} must be a non-empty string, got {text!r}")
+    band = _published.band(result_id.strip(), quantity.strip())
+    if band is not None and verdict is not None:
+        raise ValueError(
+            f"record: {quantity!r} has a declared band: its verdict comes from the rule"
+        )
+    if verdict is not None and (not isinstance(verdict, str) or not verdict.strip()):
+        raise ValueError(f"record: verdict must be a non-empty string, got {verdict!r}")
+    unit = str(unit) or (band.unit if band else "")
+    if published is None and band is not None:
+        published = band.published
+    m = measured
+    est = lo = hi = None
+    if m is not None:
+        est, lo, hi = m.estimate, m.ci_low, m.ci_high
+        noise = m.noise if noise is None else noise
+    if band is not None:
+        v = judge(m, band, noise=noise)
+        text = v.verdict
+        why = f"not measured: {reason.strip()}" if m is None else f"{v.reason}; {reason.strip()}"
+        method = m.method if m is not None else ""
+    elif verdict is not None:
+        text, why, method = verdict.strip(), reason.strip(), "verdict given by the notebook"
+    else:
+        text, why = "not measured", f"no declared band to compare with; {reason.strip()}"
+        method = m.method if m is not None else ""
     row = {
         "result": result_id.strip(),
         "quantity": quantity.strip(),
         "published": _value(published, "published"),
         "model": _value(model, "model"),
         "live": _value(live, "live"),
-        "unit": str(unit),
-        "verdict": verdict.strip(),
-        "reason": reason.strip(),
+        "unit": unit,
+        "estimate": _value(est, "estimate"),
+        "ci_low": _value(lo, "ci_low"),
+        "ci_high": _value(hi, "ci_high"),
+        "n_runs": int(m.n_runs) if m is not None else None,
+        "band_low": band.low if band else None,
+        "band_high": band.high if band else None,
+        "noise": _value(noise, "noise"),
+        "verdict": text,
+        "explained": "" if text == "reproduced" else str(explained or "").strip(),
+        "method": method,
+        "reason": why,
         "notebook": os.environ.get("LABKIT_NOTEBOOK", ""),
         "quick": quick_mode(),
         "recorded": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -190,6 +243,7 @@ def summary_table(out_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame
             continue
         rows.append({c: row.get(c) for c in COLUMNS})
     df = pd.DataFrame(rows, columns=COLUMNS)
+    df["n_runs"] = pd.array(df["n_runs"], dtype="Int64")  # whole runs, even beside missing ones
     if len(df):
         df = df.sort_values(["result", "quantity"], kind="stable").reset_index(drop=True)
     df.attrs["skipped"] = skipped
@@ -211,29 +265,153 @@ def format_figure(v: Any) -> str:
     return f"{f:.4g}"
 
 
-def format_summary(df: pd.DataFrame, *, width: int = 48) -> str:
-    """The summary as plain text: result, quantity, published, model, live, verdict, reason."""
+def _interval(r: Any) -> str:
+    est, lo, hi = r.get("estimate"), r.get("ci_low"), r.get("ci_high")
+    if est is None or (isinstance(est, float) and math.isnan(est)):
+        return "-"
+    if lo is None or hi is None or any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
+        return format_figure(est)
+    return f"{format_figure(est)} [{format_figure(lo)}, {format_figure(hi)}]"
+
+
+def _band(r: Any) -> str:
+    lo, hi = r.get("band_low"), r.get("band_high")
+    if lo is None or hi is None or any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
+        return "-"
+    if math.isinf(float(hi)):
+        return f">= {format_figure(lo)}"
+    if math.isinf(float(lo)):
+        return f"<= {format_figure(hi)}"
+    return f"[{format_figure(lo)}, {format_figure(hi)}]"
+
+
+def _runs(r: Any) -> str:
+    n = r.get("n_runs")
+    return "-" if n is None or pd.isna(n) else str(int(n))
+
+
+def _cells(r: Any) -> dict[str, str]:
+    """One summary row as display strings (figures with their unit)."""
+    unit = f" {r['unit']}" if r.get("unit") else ""
+
+    def fig(v: Any) -> str:
+        s = format_figure(v)
+        return s + (unit if s != "-" and not isinstance(v, str) else "")
+
+    return {
+        "result": str(r["result"]),
+        "quantity": str(r["quantity"]),
+        "published": fig(r.get("published")),
+        "model": fig(r.get("model")),
+        "live": fig(r.get("live")),
+        "measured [95% CI]": _interval(r) + (unit if _interval(r) != "-" else ""),
+        "band": _band(r) + (unit if _band(r) != "-" else ""),
+        "runs": _runs(r),
+        "noise": fig(r.get("noise")),
+        "verdict": str(r.get("verdict") or ""),
+        "explained": str(r.get("explained") or ""),
+        "method": str(r.get("method") or ""),
+        "reason": str(r.get("reason") or ""),
+    }
+
+
+#: The columns of :func:`format_summary`; the last, the reason, is wrapped, never cut.
+TEXT_COLUMNS = [
+    "result",
+    "quantity",
+    "published",
+    "model",
+    "live",
+    "measured [95% CI]",
+    "band",
+    "runs",
+    "noise",
+]
+
+
+def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
+    """The summary as plain text: one block per row, the reason wrapped at ``width``.
+
+    Columns: result, quantity, published, model, live, measured [95% CI], band,
+    runs, noise, verdict; then the reason (and the measured cause where there is one) on
+    the following lines, wrapped, never cut.
+    """
     if df.empty:
         return "(no results recorded)"
-    cols = ["result", "quantity", "published", "model", "live", "verdict", "reason"]
-    table = []
+    cols = [*TEXT_COLUMNS, "verdict"]
+    rows = [_cells(r) for _, r in df.iterrows()]
+    widths = {c: max(len(c), *(len(row[c]) for row in rows)) for c in cols}
+    out = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip()]
+    out.append("  ".join("-" * widths[c] for c in cols))
+    for row in rows:
+        out.append("  ".join(row[c].ljust(widths[c]) for c in cols).rstrip())
+        notes = [("reason", row["reason"])]
+        if row["explained"]:
+            notes.append(("explained", row["explained"]))
+        for label, text in notes:
+            lines = textwrap.wrap(text, width=width) or [""]
+            prefix = f"    {label}: "
+            out.append(prefix + lines[0])
+            out += [" " * len(prefix) + line for line in lines[1:]]
+    return "\n".join(out)
+
+
+#: The columns of :func:`summary_html`, in order.
+HTML_COLUMNS = [
+    "result",
+    "quantity",
+    "published",
+    "model",
+    "live",
+    "measured [95% CI]",
+    "band",
+    "runs",
+    "noise",
+    "verdict",
+    "explained",
+    "method",
+    "reason",
+]
+
+#: CSS for :func:`summary_html` (verdict colours), to put in the page's ``<style>``.
+SUMMARY_CSS = """
+table.summary td.verdict-reproduced { background: #e3f4e1; }
+table.summary td.verdict-differs { background: #fbe3e0; }
+table.summary td.verdict-inconclusive { background: #fdf3d7; }
+table.summary td.verdict-not-measured { color: #777; }
+table.summary td { vertical-align: top; }
+table.summary td.reason { min-width: 24em; }
+"""
+
+
+def summary_html(df: pd.DataFrame) -> str:
+    """The summary as an HTML ``<table class="summary">``, every cell escaped, nothing cut.
+
+    Each verdict cell has the class ``verdict-<verdict>`` (see :data:`SUMMARY_CSS`).
+    """
+    if df.empty:
+        return "<p>(no results recorded)</p>"
+    esc = html.escape
+    head = "".join(f"<th>{esc(c)}</th>" for c in HTML_COLUMNS)
+    body = []
     for _, r in df.iterrows():
-        unit = f" {r['unit']}" if r.get("unit") else ""
-        cells = [str(r["result"]), str(r["quantity"])]
-        for c in ("published", "model", "live"):
-            s = format_figure(r[c])
-            cells.append(s + (unit if s != "-" and not isinstance(r[c], str) else ""))
-        reason = str(r["reason"])
-        cells += [
-            str(r["verdict"]),
-            reason if len(reason) <= width else reason[: width - 3] + "...",
-        ]
-        table.append(cells)
-    widths = [max(len(c), *(len(row[k]) for row in table)) for k, c in enumerate(cols)]
-    line = "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in table]
-    return "\n".join(line.rstrip() for line in out)
+        cells = _cells(r)
+        tds = []
+        for c in HTML_COLUMNS:
+            cls = ""
+            if c == "verdict":
+                cls = f" class='verdict-{_slug(cells[c])}'"
+            elif c == "reason":
+                cls = " class='reason'"
+            tds.append(f"<td{cls}>{esc(cells[c])}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    return (
+        "<table class='summary'>\n<thead><tr>"
+        + head
+        + "</tr></thead>\n<tbody>\n"
+        + "\n".join(body)
+        + "\n</tbody>\n</table>"
+    )
 
 
 def figures_dir() -> Path | None:
@@ -272,3 +450,25 @@ def _metadata(ext: str) -> dict[str, Any]:
     if ext == "svg":
         return {"Date": None}
     return {"Software": None}
+
+
+__all__ = [
+    "COLUMNS",
+    "HTML_COLUMNS",
+    "SUMMARY_CSS",
+    "TEXT_COLUMNS",
+    "TOO_NOISY",
+    "VERDICTS",
+    "Verdict",
+    "atomic_write_text",
+    "figures_dir",
+    "format_figure",
+    "format_summary",
+    "judge",
+    "out_dir",
+    "record",
+    "savefig",
+    "summary_html",
+    "summary_table",
+    "verdict",
+]

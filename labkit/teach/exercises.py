@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-PAGE = 4096
+from labkit.core.memory import PAGE_SIZE
 
 
 @dataclass
@@ -79,9 +79,9 @@ def _iovec_100_0_200() -> Any:
     import labkit
 
     mem = labkit.UserMemory()
-    m = mem.map(2 * PAGE)
+    m = mem.map(2 * PAGE_SIZE)
     return labkit.import_iovec(
-        labkit.ITER_DEST, [(m.addr, 100), (m.addr + 2000, 0), (m.addr + PAGE, 200)], mem
+        labkit.ITER_DEST, [(m.addr, 100), (m.addr + 2000, 0), (m.addr + PAGE_SIZE, 200)], mem
     )
 
 
@@ -102,9 +102,9 @@ def _solve_import() -> tuple[str, str]:
     import labkit
 
     mem = labkit.UserMemory()
-    m = mem.map(PAGE)
+    m = mem.map(PAGE_SIZE)
     return tuple(
-        labkit.import_iovec(labkit.ITER_DEST, [(m.addr, PAGE)], mem, kernel=k).iter_type
+        labkit.import_iovec(labkit.ITER_DEST, [(m.addr, PAGE_SIZE)], mem, kernel=k).iter_type
         for k in ("6.3", "6.4")
     )
 
@@ -115,9 +115,9 @@ def _solve_seek() -> tuple[int, int]:
     from labkit.teach import viz
 
     mem = labkit.UserMemory()
-    m = mem.map(8 * PAGE)
-    table = viz.bvec_table(m.addr + 512, 6 * PAGE)
-    bvecs = [(m.array[p - m.addr : p - m.addr + PAGE], off, n) for p, off, n in table]
+    m = mem.map(8 * PAGE_SIZE)
+    table = viz.bvec_table(m.addr + 512, 6 * PAGE_SIZE)
+    bvecs = [(m.array[p - m.addr : p - m.addr + PAGE_SIZE], off, n) for p, off, n in table]
     it = labkit.IovIter.bvec(labkit.ITER_DEST, bvecs)
     it.advance(10000)  # the model's own walk, in C
     return (it.seg_index, it.iov_offset)

@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "fixed_buf.h"
-#include "lk_clock.h"
+#include "lk_timed_loop.h"
 
 /* ---- registration --------------------------------------------------------- */
 
@@ -295,42 +295,53 @@ int lk_import_fixed(int direction, const struct lk_fixed_buf *b, uint64_t buf_ad
 
 /* ---- timing kernels ------------------------------------------------------------ */
 
+/* Both kernels: -EINVAL for iters 0 or an unknown seek, -EFAULT for a range outside the buffer. */
+static int fixed_time_args_ok(const struct lk_fixed_buf *b, size_t offset, size_t len,
+			      uint64_t iters)
+{
+	if (!iters)
+		return -EINVAL;
+	if (offset > b->len || !fixed_range_ok(b, (uint64_t)b->ubuf + offset, len))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * The two kernels' one loop: import (seek), then, with a source, copy len bytes
+ * from it into the buffer.  `src == NULL` is a constant at one call site, so
+ * the copy folds away there.
+ */
+static inline __attribute__((always_inline)) double
+time_fixed(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek, const void *src,
+	   uint64_t iters)
+{
+	struct lk_iov_iter it;
+	uint64_t k;
+	double ns;
+	int ret = fixed_time_args_ok(b, offset, len, iters);
+
+	if (ret)
+		return ret;
+	LK_TIMED_LOOP(ns, lk_clock_ns, iters, k,
+		      ret = fixed_seek(LK_ITER_DEST, b, offset, len, seek, 0, &it);
+		      if (ret) return ret;
+		      if (src && lk_copy_to_iter(src, len, &it) != (ssize_t)len) return -EFAULT;
+		      LK_KEEP(&it););
+	return ns;
+}
+
 /* ns per io_import_fixed() (range check + seek) at byte offset of the buffer. */
 double lk_time_fixed_seek(const struct lk_fixed_buf *b, size_t offset, size_t len,
 			  int seek, uint64_t iters)
 {
-	struct lk_iov_iter it;
-	uint64_t k, t0, t1;
-
-	if (!iters || !fixed_range_ok(b, (uint64_t)b->ubuf + offset, len) || offset > b->len)
-		return -1.0;
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		if (fixed_seek(LK_ITER_DEST, b, offset, len, seek, 0, &it))
-			return -1.0;
-		LK_KEEP(&it);
-	}
-	t1 = lk_clock_ns();
-	return (double)(t1 - t0) / (double)iters;
+	return time_fixed(b, offset, len, seek, NULL, iters);
 }
 
 /* ns per modelled submission: import (seek) + copy of len bytes from src into the buffer. */
 double lk_time_fixed_submit(const struct lk_fixed_buf *b, size_t offset, size_t len,
 			    int seek, const void *src, uint64_t iters)
 {
-	struct lk_iov_iter it;
-	uint64_t k, t0, t1;
-
-	if (!iters || !fixed_range_ok(b, (uint64_t)b->ubuf + offset, len) || offset > b->len)
-		return -1.0;
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		if (fixed_seek(LK_ITER_DEST, b, offset, len, seek, 0, &it))
-			return -1.0;
-		if (lk_copy_to_iter(src, len, &it) != (ssize_t)len)
-			return -1.0;
-		LK_KEEP(&it);
-	}
-	t1 = lk_clock_ns();
-	return (double)(t1 - t0) / (double)iters;
+	if (src == NULL)
+		return -EINVAL;
+	return time_fixed(b, offset, len, seek, src, iters);
 }

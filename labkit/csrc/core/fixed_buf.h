@@ -9,8 +9,12 @@
  *
  * lk_import_fixed() builds a BVEC iterator over len bytes at a user address
  * inside the buffer, seeking to that address in one of four ways (see
- * fixed_buf.c and shared/DESIGN.md, "Registered (fixed) buffers").  The
+ * fixed_buf.c, and the history in labkit/core/fixed.py's docstring).  The
  * kernel code these follow is GPL; this is labkit's own code.
+ *
+ * The timing kernels return ns per operation, or -errno: -EINVAL for
+ * iters 0 or an unknown seek, -EFAULT for a range outside the buffer,
+ * -ETIMEDOUT when the batch runs past the time budget (lk_clock.h).
  */
 #ifndef LK_FIXED_BUF_H
 #define LK_FIXED_BUF_H

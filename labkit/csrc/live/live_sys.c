@@ -3,7 +3,8 @@
  *
  * The loops call the C library's thin wrappers (read, pread64, readv,
  * preadv, preadv2), each of which is one system call.  The iovec arrays are
- * built once, outside the timed loop: the kernel copies them in on every call,
+ * built once, outside the timed loop, from the variant's layout
+ * (lk_rv_iovec, read_variants.h): the kernel copies them in on every call,
  * which is part of what is measured.
  */
 #define _GNU_SOURCE
@@ -14,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lk_clock.h"
 #include "lk_common.h"
+#include "lk_timed_loop.h"
 
 static int lk_live_clock = LK_LIVE_CLOCK_WALL;
 
@@ -44,107 +45,88 @@ uint64_t lk_live_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int lk_sys_args_ok(const void *buf, size_t len, int64_t off, uint64_t iters)
+/* One system call of kind `call` (LK_CALL_*) over `nsegs` segments. */
+static inline __attribute__((always_inline)) ssize_t
+lk_sys_call(int call, int rwf, int fd, const struct iovec *iov, int nsegs, int64_t off)
 {
-	if (len == 0 || len > LK_MAX_RW_COUNT || iters == 0 || off < -1)
-		return 0;
-	return buf != NULL;
-}
-
-static inline ssize_t lk_sys_call(int variant, int fd, const struct iovec *iov, int64_t off)
-{
-	switch (variant) {
-	case LK_SYS_READ:
+	switch (call) {
+	case LK_CALL_READ:
 		return off < 0 ? read(fd, iov[0].iov_base, iov[0].iov_len)
 			       : pread(fd, iov[0].iov_base, iov[0].iov_len, (off_t)off);
-	case LK_SYS_READV1:
-		return off < 0 ? readv(fd, iov, 1) : preadv(fd, iov, 1, (off_t)off);
-	case LK_SYS_READV_EMPTY:
-	case LK_SYS_READV_SPLIT:
-		return off < 0 ? readv(fd, iov, 2) : preadv(fd, iov, 2, (off_t)off);
-	case LK_SYS_PREADV2:
-		return preadv2(fd, iov, 1, (off_t)off, 0);
+	case LK_CALL_READV:
+		return off < 0 ? readv(fd, iov, nsegs) : preadv(fd, iov, nsegs, (off_t)off);
+	case LK_CALL_PREADV2:
+		return preadv2(fd, iov, nsegs, (off_t)off, rwf);
 	}
 	errno = EINVAL;
 	return -1;
 }
 
-/* The iovec array a variant passes (two entries at most). */
-static void lk_sys_iov(int variant, void *buf, size_t len, struct iovec iov[2])
-{
-	char *p = buf;
-
-	iov[0].iov_base = p;
-	iov[0].iov_len = len;
-	iov[1].iov_base = p + len;
-	iov[1].iov_len = 0;
-	if (variant == LK_SYS_READV_SPLIT) {
-		iov[0].iov_len = len / 2;
-		iov[1].iov_base = p + len / 2;
-		iov[1].iov_len = len - len / 2;
-	}
-}
-
 /*
- * The timed loop.  `variant` is a compile-time constant at every call site
- * below, so the switch in lk_sys_call folds away and each loop is one call.
+ * The timed loop.  `call` and `rwf` are compile-time constants at every call
+ * site (the per-variant loops below), so the switch in lk_sys_call folds
+ * away and each loop body is one system call.
  */
-static inline double lk_sys_time(int variant, int fd, void *buf, size_t len, int64_t off,
-				 uint64_t iters)
+static inline __attribute__((always_inline)) double
+lk_sys_time(int call, int rwf, int variant, int fd, void *buf, size_t len, int64_t off,
+	    uint64_t iters)
 {
-	struct iovec iov[2];
-	uint64_t t0, t1, k;
+	struct iovec iov[LK_RV_MAX_SEGS] = { { 0 } };
+	uint64_t k;
+	double ns;
+	int nsegs;
 
-	if (!lk_sys_args_ok(buf, len, off, iters))
+	if (len == 0 || len > LK_MAX_RW_COUNT || iters == 0 || off < -1 || buf == NULL)
 		return -EINVAL;
-	if (variant == LK_SYS_READV_SPLIT && len < 2)
-		return -EINVAL;
-	lk_sys_iov(variant, buf, len, iov);
-	t0 = lk_live_now();
-	for (k = 0; k < iters; k++) {
-		ssize_t r = lk_sys_call(variant, fd, iov, off);
+	nsegs = lk_rv_iovec(variant, buf, len, iov);
+	if (nsegs < 0)
+		return nsegs;
+	LK_TIMED_LOOP(ns, lk_live_now, iters, k,
+		      ssize_t r = lk_sys_call(call, rwf, fd, iov, nsegs, off);
+		      if (r != (ssize_t)len) return r < 0 ? -(double)errno : -(double)EIO;);
+	return ns;
+}
 
-		if (r != (ssize_t)len)
-			return r < 0 ? -(double)errno : -(double)EIO;
+typedef double lk_sys_loop_fn(int fd, void *buf, size_t len, int64_t off, uint64_t iters);
+
+/* One loop per variant, specialised on its call and flags. */
+#define LK_SYS_LOOP(ID, name, label, call, ring, layout, rwf)                                 \
+	static double lk_sys_loop_##ID(int fd, void *buf, size_t len, int64_t off,            \
+				       uint64_t iters)                                        \
+	{                                                                                     \
+		return lk_sys_time(call, rwf, LK_RV_##ID, fd, buf, len, off, iters);          \
 	}
-	t1 = lk_live_now();
-	return (double)(t1 - t0) / (double)iters;
-}
+LK_READ_VARIANTS(LK_SYS_LOOP)
+#undef LK_SYS_LOOP
 
-double lk_time_read(int fd, void *buf, size_t len, int64_t off, uint64_t iters)
-{
-	return lk_sys_time(LK_SYS_READ, fd, buf, len, off, iters);
-}
+static lk_sys_loop_fn *const lk_sys_loops[LK_RV_COUNT] = {
+#define LK_SYS_LOOP_PTR(ID, name, label, call, ring, layout, rwf) [LK_RV_##ID] = lk_sys_loop_##ID,
+	LK_READ_VARIANTS(LK_SYS_LOOP_PTR)
+#undef LK_SYS_LOOP_PTR
+};
 
-double lk_time_readv1(int fd, void *buf, size_t len, int64_t off, uint64_t iters)
+double lk_time_syscall(int variant, int fd, void *buf, size_t len, int64_t off, uint64_t iters)
 {
-	return lk_sys_time(LK_SYS_READV1, fd, buf, len, off, iters);
-}
+	const struct lk_read_variant *v = lk_read_variant(variant);
 
-double lk_time_readv_empty(int fd, void *buf, size_t len, int64_t off, uint64_t iters)
-{
-	return lk_sys_time(LK_SYS_READV_EMPTY, fd, buf, len, off, iters);
-}
-
-double lk_time_readv_split(int fd, void *buf, size_t len, int64_t off, uint64_t iters)
-{
-	return lk_sys_time(LK_SYS_READV_SPLIT, fd, buf, len, off, iters);
-}
-
-double lk_time_preadv2(int fd, void *buf, size_t len, int64_t off, uint64_t iters)
-{
-	return lk_sys_time(LK_SYS_PREADV2, fd, buf, len, off, iters);
+	if (v == NULL || v->call == LK_CALL_NONE)
+		return -EINVAL;
+	return lk_sys_loops[variant](fd, buf, len, off, iters);
 }
 
 int64_t lk_sys_read_once(int variant, int fd, void *buf, size_t len, int64_t off)
 {
-	struct iovec iov[2];
+	const struct lk_read_variant *v = lk_read_variant(variant);
+	struct iovec iov[LK_RV_MAX_SEGS] = { { 0 } };
 	ssize_t r;
+	int nsegs;
 
-	if (variant < LK_SYS_READ || variant > LK_SYS_PREADV2 || buf == NULL || off < -1 ||
-	    len > LK_MAX_RW_COUNT || (variant == LK_SYS_READV_SPLIT && len < 2))
+	if (v == NULL || v->call == LK_CALL_NONE || buf == NULL || off < -1 ||
+	    len > LK_MAX_RW_COUNT)
 		return -EINVAL;
-	lk_sys_iov(variant, buf, len, iov);
-	r = lk_sys_call(variant, fd, iov, off);
+	nsegs = lk_rv_iovec(variant, buf, len, iov);
+	if (nsegs < 0)
+		return nsegs;
+	r = lk_sys_call(v->call, v->rwf, fd, iov, nsegs, off);
 	return r < 0 ? -(int64_t)errno : (int64_t)r;
 }

@@ -1,13 +1,16 @@
 /*
  * live_sys.h - timed loops of read-family system calls on the running kernel.
  *
- * Each lk_time_* function issues `iters` calls of one system call variant
- * on `fd`, reading `len` bytes into `buf`, and returns the elapsed time per
- * call in nanoseconds (lk_clock_ns once before and once after the batch).
+ * lk_time_syscall() issues `iters` calls of one read variant (an LK_RV_* id
+ * of read_variants.h whose `call` is not LK_CALL_NONE) on `fd`, reading
+ * `len` bytes into `buf`, and returns the elapsed time per call in
+ * nanoseconds (the live clock read once before and once after the batch).
  * Every return value is checked: on a failed call the loop stops and the
  * function returns -errno; on a short transfer (fewer than `len` bytes, e.g.
- * end of file) it returns -EIO.  Bad arguments (len 0, iters 0, a length
- * above LK_MAX_RW_COUNT) give -EINVAL before any call is made.
+ * end of file) it returns -EIO.  Bad arguments (an unknown variant, len 0,
+ * iters 0, a length above LK_MAX_RW_COUNT, a length the variant's layout
+ * cannot split) give -EINVAL before any call is made; a batch that runs
+ * past the time budget (lk_clock.h) stops with -ETIMEDOUT.
  *
  * `off` selects the file position: -1 reads at the file's current position
  * (read, readv, preadv2 with offset -1); off >= 0 reads at that offset every
@@ -15,7 +18,7 @@
  * what a small regular file needs to be read over and over.
  *
  * The caller owns `buf` and guarantees it holds `len` writable bytes; the
- * Python layer (labkit.live) checks that before calling.
+ * Python layer (labkit.live.syscalls) checks that before calling.
  */
 #ifndef LK_LIVE_SYS_H
 #define LK_LIVE_SYS_H
@@ -23,16 +26,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* read(2) / pread64(2): one buffer, no iovec at all. */
-double lk_time_read(int fd, void *buf, size_t len, int64_t off, uint64_t iters);
-/* readv(2) / preadv(2) with one segment: ITER_UBUF since Linux 6.4. */
-double lk_time_readv1(int fd, void *buf, size_t len, int64_t off, uint64_t iters);
-/* readv / preadv with { buf, len } and an empty second segment: ITER_IOVEC. */
-double lk_time_readv_empty(int fd, void *buf, size_t len, int64_t off, uint64_t iters);
-/* readv / preadv with two halves { buf, len/2 } { buf+len/2, len-len/2 }: ITER_IOVEC. */
-double lk_time_readv_split(int fd, void *buf, size_t len, int64_t off, uint64_t iters);
-/* preadv2(2) with one segment and flags 0 (offset -1 = current position). */
-double lk_time_preadv2(int fd, void *buf, size_t len, int64_t off, uint64_t iters);
+#include "read_variants.h"
+
+double lk_time_syscall(int variant, int fd, void *buf, size_t len, int64_t off, uint64_t iters);
+
+/* One call of a variant, untimed: bytes transferred or -errno (for correctness checks). */
+int64_t lk_sys_read_once(int variant, int fd, void *buf, size_t len, int64_t off);
 
 /*
  * The clock the live loops read before and after a batch.  WALL is
@@ -49,13 +48,5 @@ double lk_time_preadv2(int fd, void *buf, size_t len, int64_t off, uint64_t iter
 int lk_live_set_clock(int which);
 int lk_live_get_clock(void);
 uint64_t lk_live_now(void);
-
-/* One call of a variant, untimed: bytes transferred or -errno (for correctness checks). */
-#define LK_SYS_READ 0
-#define LK_SYS_READV1 1
-#define LK_SYS_READV_EMPTY 2
-#define LK_SYS_READV_SPLIT 3
-#define LK_SYS_PREADV2 4
-int64_t lk_sys_read_once(int variant, int fd, void *buf, size_t len, int64_t off);
 
 #endif

@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lk_clock.h"
 #include "lk_common.h"
+#include "lk_timed_loop.h"
 
 #if defined(__has_include)
 #if __has_include(<linux/io_uring.h>)
@@ -128,7 +128,7 @@ struct lk_ring {
 	unsigned nr_files;
 	int registered_ring;
 
-	struct iovec iov[2];     /* READV segments (stable while requests are in flight) */
+	struct iovec iov[LK_RV_MAX_SEGS]; /* READV segments (stable while requests are in flight) */
 };
 
 static long lk_sys_setup(unsigned entries, struct io_uring_params *p)
@@ -268,64 +268,51 @@ static int lk_drain(struct lk_ring *r)
 
 static int lk_check_uop(const struct lk_ring *r, const struct lk_uop *op)
 {
+	const struct lk_read_variant *v;
+	struct lk_rv_seg seg[LK_RV_MAX_SEGS];
+
 	if (op == NULL || op->len == 0 || op->off < -1 || op->len > LK_MAX_RW_COUNT)
+		return -EINVAL;
+	v = lk_read_variant(op->op);
+	if (v == NULL || v->ring == LK_RING_NONE)
 		return -EINVAL;
 	if (op->fixed_file && (op->fd < 0 || (unsigned)op->fd >= r->nr_files))
 		return -EBADF;
-	switch (op->op) {
-	case LK_UOP_READ:
-	case LK_UOP_READV1:
-	case LK_UOP_READV_EMPTY:
-	case LK_UOP_READV_SPLIT:
-		if (op->buf_off > r->scratch_len || op->len > r->scratch_len - op->buf_off)
-			return -EFAULT;
-		if (op->op == LK_UOP_READV_SPLIT && op->len < 2)
-			return -EINVAL;
-		return 0;
-	case LK_UOP_READ_FIXED:
+	if (v->ring == LK_RING_READ_FIXED) {
 		/* The kernel checks the range against its registered table. */
-		if (r->reg == NULL)
-			return -EFAULT;
-		if (op->buf_off > LK_MAX_REGBUF)
+		if (r->reg == NULL || op->buf_off > LK_MAX_REGBUF)
 			return -EFAULT;
 		return 0;
 	}
-	return -EINVAL;
+	if (op->buf_off > r->scratch_len || op->len > r->scratch_len - op->buf_off)
+		return -EFAULT;
+	return lk_rv_segments(op->op, op->len, seg) < 0 ? -EINVAL : 0;
 }
 
 /* The SQE an operation submits; READV segments are stored in the ring. */
 static void lk_template(struct lk_ring *r, const struct lk_uop *op, struct io_uring_sqe *sqe)
 {
+	const struct lk_read_variant *v = lk_read_variant(op->op);
 	char *p = r->scratch + op->buf_off;
 
 	memset(sqe, 0, sizeof(*sqe));
 	sqe->fd = op->fd;
 	sqe->flags = op->fixed_file ? IOSQE_FIXED_FILE : 0;
 	sqe->off = (uint64_t)op->off;
+	sqe->rw_flags = (__kernel_rwf_t)v->rwf;
 	sqe->user_data = 0x6c6b;
-	switch (op->op) {
-	case LK_UOP_READ:
+	switch (v->ring) {
+	case LK_RING_READ:
 		sqe->opcode = IORING_OP_READ;
 		sqe->addr = (uint64_t)(uintptr_t)p;
 		sqe->len = op->len;
 		break;
-	case LK_UOP_READV1:
-	case LK_UOP_READV_EMPTY:
-	case LK_UOP_READV_SPLIT:
-		r->iov[0].iov_base = p;
-		r->iov[0].iov_len = op->len;
-		r->iov[1].iov_base = p + op->len;
-		r->iov[1].iov_len = 0;
-		if (op->op == LK_UOP_READV_SPLIT) {
-			r->iov[0].iov_len = op->len / 2;
-			r->iov[1].iov_base = p + op->len / 2;
-			r->iov[1].iov_len = op->len - op->len / 2;
-		}
+	case LK_RING_READV:
 		sqe->opcode = IORING_OP_READV;
+		sqe->len = (uint32_t)lk_rv_iovec(op->op, p, op->len, r->iov);
 		sqe->addr = (uint64_t)(uintptr_t)r->iov;
-		sqe->len = op->op == LK_UOP_READV1 ? 1 : 2;
 		break;
-	case LK_UOP_READ_FIXED:
+	case LK_RING_READ_FIXED:
 		sqe->opcode = IORING_OP_READ_FIXED;
 		/* Address arithmetic only: the kernel validates it. */
 		sqe->addr = (uint64_t)(uintptr_t)r->reg + op->buf_off;
@@ -665,11 +652,10 @@ int lk_ring_copy_out(const struct lk_ring *r, int which, size_t off, void *dst, 
 	return 0;
 }
 
-int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op)
+/* The start of every operation and batch: check it, drain the ring, build the SQE. */
+static int lk_batch_start(struct lk_ring *r, const struct lk_uop *op, struct io_uring_sqe *tmpl)
 {
-	struct io_uring_sqe tmpl;
-	int ret, err = 0;
-	unsigned head;
+	int ret;
 
 	if (r == NULL)
 		return -EBADF;
@@ -678,7 +664,19 @@ int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op)
 		return ret;
 	if (lk_drain(r))
 		return -EBUSY;
-	lk_template(r, op, &tmpl);
+	lk_template(r, op, tmpl);
+	return 0;
+}
+
+int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op)
+{
+	struct io_uring_sqe tmpl;
+	int ret, err = 0;
+	unsigned head;
+
+	ret = lk_batch_start(r, op, &tmpl);
+	if (ret)
+		return ret;
 	lk_push(r, &tmpl);
 	lk_publish(r, 1);
 	ret = lk_account_submit(r, lk_enter(r, 1, 0, 0, NULL), 1);
@@ -693,6 +691,29 @@ int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op)
 	return ret;
 }
 
+/* One QD1 round trip: push, submit (and wait, with ext_arg), reap; 0 or -errno. */
+static inline __attribute__((always_inline)) int
+lk_qd1_once(struct lk_ring *r, const struct io_uring_sqe *tmpl, uint32_t len, unsigned min_complete,
+	    unsigned flags, const struct lk_getevents_arg *argp)
+{
+	int ret, err = 0;
+
+	lk_push(r, tmpl);
+	lk_publish(r, 1);
+	ret = lk_account_submit(r, lk_enter(r, 1, min_complete, flags, argp), 1);
+	if (ret == -EINTR)
+		ret = lk_flush(r);
+	if (ret)
+		return ret;
+	if (lk_cq_ready(r) == 0) {
+		ret = lk_wait_cqes(r, 1, NULL);
+		if (ret)
+			return ret;
+	}
+	lk_reap(r, len, &err);
+	return err;
+}
+
 double lk_time_uring_qd1(struct lk_ring *r, const struct lk_uop *op, uint64_t iters)
 {
 	struct io_uring_sqe tmpl;
@@ -700,19 +721,15 @@ double lk_time_uring_qd1(struct lk_ring *r, const struct lk_uop *op, uint64_t it
 	struct lk_getevents_arg arg = { 0 };
 	const struct lk_getevents_arg *argp = NULL;
 	unsigned min_complete = 0, flags = 0;
-	uint64_t t0, t1, k;
-	int ret, err = 0;
+	uint64_t k;
+	double ns;
+	int ret;
 
-	if (r == NULL)
-		return -EBADF;
-	ret = lk_check_uop(r, op);
+	if (iters == 0)
+		return r == NULL ? -EBADF : -EINVAL;
+	ret = lk_batch_start(r, op, &tmpl);
 	if (ret)
 		return ret;
-	if (iters == 0)
-		return -EINVAL;
-	if (lk_drain(r))
-		return -EBUSY;
-	lk_template(r, op, &tmpl);
 	if (r->ext_arg) {
 		/* Submit and wait in one call, the wait bounded by the timeout. */
 		lk_timespec(r->timeout_ns, &ts);
@@ -721,26 +738,10 @@ double lk_time_uring_qd1(struct lk_ring *r, const struct lk_uop *op, uint64_t it
 		min_complete = 1;
 		flags = IORING_ENTER_GETEVENTS;
 	}
-	t0 = lk_live_now();
-	for (k = 0; k < iters; k++) {
-		lk_push(r, &tmpl);
-		lk_publish(r, 1);
-		ret = lk_account_submit(r, lk_enter(r, 1, min_complete, flags, argp), 1);
-		if (ret == -EINTR)
-			ret = lk_flush(r);
-		if (ret)
-			return ret;
-		if (lk_cq_ready(r) == 0) {
-			ret = lk_wait_cqes(r, 1, NULL);
-			if (ret)
-				return ret;
-		}
-		lk_reap(r, op->len, &err);
-		if (err)
-			return err;
-	}
-	t1 = lk_live_now();
-	return (double)(t1 - t0) / (double)iters;
+	LK_TIMED_LOOP(ns, lk_live_now, iters, k,
+		      ret = lk_qd1_once(r, &tmpl, op->len, min_complete, flags, argp);
+		      if (ret) return ret;);
+	return ns;
 }
 
 static uint64_t lk_cpu_ns(void)
@@ -758,25 +759,23 @@ int lk_time_uring_peak(struct lk_ring *r, const struct lk_uop *op, unsigned dept
 	struct io_uring_sqe tmpl;
 	struct lk_kts ts;
 	struct lk_getevents_arg arg = { 0 };
-	uint64_t submitted = 0, completed = 0, enters = 0, waits = 0;
-	uint64_t t0, t1, c0, c1;
+	uint64_t submitted = 0, completed = 0, enters = 0, waits = 0, checked = 0;
+	uint64_t t0, t1, c0, c1, deadline;
 	int ret, err = 0;
 
 	if (r == NULL)
 		return -EBADF;
-	ret = lk_check_uop(r, op);
-	if (ret)
-		return ret;
 	if (out == NULL || ios == 0 || depth == 0 || depth > r->p.sq_entries ||
 	    depth > r->p.cq_entries || submit_batch == 0 || submit_batch > depth ||
 	    complete_batch == 0 || complete_batch > depth)
 		return -EINVAL;
-	if (lk_drain(r))
-		return -EBUSY;
-	lk_template(r, op, &tmpl);
+	ret = lk_batch_start(r, op, &tmpl);
+	if (ret)
+		return ret;
 	lk_timespec(r->timeout_ns, &ts);
 	arg.ts = (uint64_t)(uintptr_t)&ts;
 
+	deadline = lk_budget_deadline();
 	c0 = lk_cpu_ns();
 	t0 = lk_clock_ns();
 	while (completed < ios) {
@@ -816,6 +815,12 @@ int lk_time_uring_peak(struct lk_ring *r, const struct lk_uop *op, unsigned dept
 		completed += lk_reap(r, op->len, &err);
 		if (err)
 			return err;
+		/* the time budget, checked every LK_BUDGET_CHUNK completions (lk_clock.h) */
+		if (completed - checked >= LK_BUDGET_CHUNK) {
+			checked = completed;
+			if (lk_over_budget(deadline, completed, ios))
+				return -ETIMEDOUT;
+		}
 	}
 	t1 = lk_clock_ns();
 	c1 = lk_cpu_ns();

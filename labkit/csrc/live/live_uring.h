@@ -19,7 +19,8 @@
  * if requests are still in flight after the timeout, operations give -EBUSY.
  *
  * All functions return 0 / a count / a time on success and -errno on
- * failure, like the kernel.  A NULL ring is -EBADF.
+ * failure, like the kernel.  A NULL ring is -EBADF.  The timed loops also
+ * stop with -ETIMEDOUT when a batch runs past the time budget (lk_clock.h).
  */
 #ifndef LK_LIVE_URING_H
 #define LK_LIVE_URING_H
@@ -27,12 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* labkit's operation codes (mapped to IORING_OP_* in live_uring.c). */
-#define LK_UOP_READ 0        /* IORING_OP_READ: one buffer */
-#define LK_UOP_READV1 1      /* IORING_OP_READV, one iovec */
-#define LK_UOP_READV_EMPTY 2 /* IORING_OP_READV, { buf, len } + { buf+len, 0 } */
-#define LK_UOP_READV_SPLIT 3 /* IORING_OP_READV, two halves */
-#define LK_UOP_READ_FIXED 4  /* IORING_OP_READ_FIXED into registered buffer 0 */
+#include "read_variants.h"
 
 /* Setup flags labkit accepts (values as in <linux/io_uring.h>). */
 #define LK_SETUP_CLAMP (1U << 4)
@@ -42,7 +38,7 @@
 #define LK_SETUP_DEFER_TASKRUN (1U << 13)
 
 struct lk_uop {
-	int op;          /* LK_UOP_* */
+	int op;          /* a read variant, LK_RV_*, whose `ring` is not LK_RING_NONE */
 	int fd;          /* file descriptor, or registered-file index if fixed_file */
 	int fixed_file;  /* nonzero: IOSQE_FIXED_FILE */
 	uint32_t len;    /* bytes to read (> 0) */

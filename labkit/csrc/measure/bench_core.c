@@ -1,113 +1,107 @@
 /*
  * bench_core.c - timing kernels for the iterator core (see bench_core.h).
  *
- * Each kernel reads the clock once before and once after its batch.  The
- * operation under test is an out-of-line call into iov_iter.c (a separate
- * translation unit, so the compiler cannot fold it away); LK_KEEP and
- * LK_BARRIER stop it from hoisting or deleting work between iterations.
+ * Each kernel is one LK_TIMED_LOOP: the clock is read once before and once
+ * after its batch.  The operation under test is an out-of-line call into
+ * iov_iter.c (a separate translation unit, so the compiler cannot fold it
+ * away); LK_KEEP and LK_BARRIER stop it from hoisting or deleting work
+ * between iterations.
  */
 #define _GNU_SOURCE
 #include <string.h>
 
 #include "bench_core.h"
-#include "lk_clock.h"
-
-static double per_op(uint64_t t0, uint64_t t1, uint64_t iters)
-{
-	return iters ? (double)(t1 - t0) / (double)iters : 0.0;
-}
+#include "lk_timed_loop.h"
 
 double lk_time_empty(uint64_t iters)
 {
-	uint64_t t0, t1, k;
+	uint64_t k;
+	double ns;
 
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		LK_KEEP(k);
-		LK_BARRIER();
-	}
-	t1 = lk_clock_ns();
-	return per_op(t0, t1, iters);
+	if (!iters)
+		return -EINVAL;
+	LK_TIMED_LOOP(ns, lk_clock_ns, iters, k, LK_KEEP(k); LK_BARRIER(););
+	return ns;
 }
 
 double lk_time_clock(uint64_t iters)
 {
-	uint64_t t0, t1, k, sink = 0;
+	uint64_t k, sink = 0;
+	double ns;
 
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++)
-		sink += lk_clock_ns();
-	t1 = lk_clock_ns();
+	if (!iters)
+		return -EINVAL;
+	LK_TIMED_LOOP(ns, lk_clock_ns, iters, k, sink += lk_clock_ns(););
 	LK_KEEP(sink);
-	return per_op(t0, t1, iters);
+	return ns;
 }
 
 double lk_time_memcpy(void *dst, const void *src, size_t n, uint64_t iters)
 {
-	uint64_t t0, t1, k;
+	uint64_t k;
+	double ns;
 
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		memcpy(dst, src, n);
-		LK_KEEP(dst);
-		LK_BARRIER();
+	if (!iters)
+		return -EINVAL;
+	LK_TIMED_LOOP(ns, lk_clock_ns, iters, k, memcpy(dst, src, n); LK_KEEP(dst); LK_BARRIER(););
+	return ns;
+}
+
+#define LK_OP_COPY_TO 0
+#define LK_OP_COPY_FROM 1
+#define LK_OP_ADVANCE 2
+
+/*
+ * One operation on a fresh struct copy of *proto (cheap: the copy does not
+ * touch the segments); `op` is a constant at every call site, so the switch
+ * folds away.  Returns what keeps the work alive (bytes copied, or the count
+ * left).
+ */
+static inline __attribute__((always_inline)) size_t
+iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n)
+{
+	struct lk_iov_iter it = *proto;
+
+	switch (op) {
+	case LK_OP_COPY_TO:
+		return (size_t)lk_copy_to_iter(buf, n, &it);
+	case LK_OP_COPY_FROM:
+		return (size_t)lk_copy_from_iter(buf, n, &it);
+	default:
+		lk_iter_advance(&it, n);
+		return it.count;
 	}
-	t1 = lk_clock_ns();
-	return per_op(t0, t1, iters);
+}
+
+static inline __attribute__((always_inline)) double
+time_iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n, uint64_t iters)
+{
+	uint64_t k;
+	size_t sum = 0;
+	double ns;
+
+	if (!iters)
+		return -EINVAL;
+	LK_TIMED_LOOP(ns, lk_clock_ns, iters, k, sum += iter_op(op, proto, buf, n); LK_BARRIER(););
+	LK_KEEP(sum);
+	return ns;
 }
 
 double lk_time_copy_to_iter(const struct lk_iov_iter *proto, const void *src, size_t n,
 			    uint64_t iters)
 {
-	struct lk_iov_iter it;
-	uint64_t t0, t1, k;
-	ssize_t done = 0;
-
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		it = *proto;
-		done += lk_copy_to_iter(src, n, &it);
-		LK_BARRIER();
-	}
-	t1 = lk_clock_ns();
-	LK_KEEP(done);
-	return per_op(t0, t1, iters);
+	return time_iter_op(LK_OP_COPY_TO, proto, (void *)src, n, iters);
 }
 
 double lk_time_copy_from_iter(const struct lk_iov_iter *proto, void *dst, size_t n,
 			      uint64_t iters)
 {
-	struct lk_iov_iter it;
-	uint64_t t0, t1, k;
-	ssize_t done = 0;
-
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		it = *proto;
-		done += lk_copy_from_iter(dst, n, &it);
-		LK_BARRIER();
-	}
-	t1 = lk_clock_ns();
-	LK_KEEP(done);
-	return per_op(t0, t1, iters);
+	return time_iter_op(LK_OP_COPY_FROM, proto, dst, n, iters);
 }
 
 double lk_time_advance(const struct lk_iov_iter *proto, size_t n, uint64_t iters)
 {
-	struct lk_iov_iter it;
-	uint64_t t0, t1, k;
-	size_t left = 0;
-
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		it = *proto;
-		lk_iter_advance(&it, n);
-		left += it.count;
-		LK_BARRIER();
-	}
-	t1 = lk_clock_ns();
-	LK_KEEP(left);
-	return per_op(t0, t1, iters);
+	return time_iter_op(LK_OP_ADVANCE, proto, NULL, n, iters);
 }
 
 void lk_bench_fill_bvec(struct lk_bvec *tab, size_t nr, uintptr_t page, unsigned int len,

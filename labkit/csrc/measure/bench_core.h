@@ -1,12 +1,13 @@
 /*
  * bench_core.h - timing kernels for labkit's iterator core.
  *
- * Convention (see lk_clock.h): every lk_time_<what>() runs its whole timed
- * loop in C, reads lk_clock_ns() once before and once after the batch, and
- * returns nanoseconds per operation (elapsed / iters).  Python calls once per
- * batch.  The callers (labkit/corebench.py) check every buffer and length
- * before calling: these kernels trust their arguments, as the rest of the C
- * core's fast paths do.
+ * Convention (see lk_timed_loop.h): every lk_time_<what>() runs its whole
+ * timed loop in C, reads lk_clock_ns() once before and once after the batch,
+ * and returns nanoseconds per operation (elapsed / iters).  Python calls once
+ * per batch.  iters == 0 is -EINVAL; a batch that runs past the time budget
+ * (lk_clock.h) is -ETIMEDOUT.  The callers (labkit/measure/timers.py) check
+ * every buffer and length before calling: these kernels trust their
+ * arguments, as the rest of the C core's fast paths do.
  */
 #ifndef LK_BENCH_CORE_H
 #define LK_BENCH_CORE_H

@@ -18,33 +18,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lk_clock.h"
+#include "lk_timed_loop.h"
 #include "ubuf_model.h"
 
 #define LK_ALWAYS_INLINE static inline __attribute__((always_inline))
 
-static int check_args(const struct lk_ubuf_args *a, bool uring)
+/* Check the arguments; *vectored says whether the variant imports an iovec array. */
+static int check_args(const struct lk_ubuf_args *a, bool uring, bool *vectored)
 {
-	bool vectored;
+	const struct lk_read_variant *v;
 
 	if (!a || !a->mm)
 		return -EINVAL;
-	if (uring) {
-		if (a->kind < LK_URING_READ || a->kind > LK_URING_READV_GENERIC64)
-			return -EINVAL;
-		vectored = a->kind != LK_URING_READ;
-	} else {
-		if (a->kind != LK_UBUF_KIND_READ && a->kind != LK_UBUF_KIND_READV)
-			return -EINVAL;
-		if (a->kind == LK_UBUF_KIND_READV && a->era != 63 && a->era != 64)
-			return -EINVAL;
-		vectored = a->kind == LK_UBUF_KIND_READV;
-	}
+	v = lk_read_variant(a->variant);
+	if (!v)
+		return -EINVAL;
+	if (uring ? v->ring != LK_RING_READ && v->ring != LK_RING_READV : v->call == LK_CALL_NONE)
+		return -EINVAL;
+	*vectored = v->layout != LK_IOV_BUF;
+	if (*vectored && a->era != 63 && a->era != 64)
+		return -EINVAL;
 	if (a->op < LK_UBUF_OP_ADVANCE || a->op > LK_UBUF_OP_ZERO)
 		return -EINVAL;
 	if (a->op == LK_UBUF_OP_COPY && !a->src && a->src_len)
 		return -EINVAL;
-	if (vectored) {
+	if (*vectored) {
 		if (a->nr_segs > LK_UBUF_MAX_SEGS)
 			return -EINVAL;
 		/* the model reads the array in place: it must be aligned for it */
@@ -135,14 +133,15 @@ LK_ALWAYS_INLINE ssize_t do_op(const struct lk_ubuf_args *a, struct lk_iov_iter 
 	return done;
 }
 
-LK_ALWAYS_INLINE ssize_t syscall_one(const struct lk_ubuf_args *a, struct lk_ubuf_work *w)
+LK_ALWAYS_INLINE ssize_t syscall_one(const struct lk_ubuf_args *a, bool vectored,
+				     struct lk_ubuf_work *w)
 {
 	struct lk_iovec fast_iov[LK_UIO_FASTIOV];
 	struct lk_iovec *iovp = NULL;
 	struct lk_iov_iter it;
 	ssize_t ret;
 
-	if (a->kind == LK_UBUF_KIND_READ) {
+	if (!vectored) {
 		ret = lk_import_ubuf(LK_ITER_DEST, a->buf, a->len, &it, a->mm);
 		if (w && !ret)
 			w->imports++;
@@ -191,7 +190,7 @@ LK_ALWAYS_INLINE struct lk_async_rw *save_async(struct lk_iov_iter *it, struct l
 	return as;
 }
 
-LK_ALWAYS_INLINE ssize_t uring_one(const struct lk_ubuf_args *a, uint64_t n,
+LK_ALWAYS_INLINE ssize_t uring_one(const struct lk_ubuf_args *a, bool vectored, uint64_t n,
 				   struct lk_ubuf_work *w)
 {
 	struct lk_iovec fast_iov[LK_UIO_FASTIOV];
@@ -204,23 +203,18 @@ LK_ALWAYS_INLINE ssize_t uring_one(const struct lk_ubuf_args *a, uint64_t n,
 	size_t len = a->len;
 	ssize_t ret;
 
-	switch (a->kind) {
-	case LK_URING_READ:
+	if (!vectored) {
+		/* IORING_OP_READ: a UBUF from the SQE's addr/len */
 		ret = lk_import_ubuf(LK_ITER_DEST, addr, len, &it, a->mm);
 		if (w && !ret)
 			w->imports++;
 		is_read = true;
-		break;
-	case LK_URING_READV_IOVEC:
-		ret = import_user_iovec(a, 63, fast_iov, &iovp, &it, w);
-		break;
-	case LK_URING_READV_GENERIC64:
-		ret = import_user_iovec(a, 64, fast_iov, &iovp, &it, w);
-		break;
-	default:
-		/* R3's patch, on a 6.3 import: one IOVEC segment becomes a READ of it */
-		ret = import_user_iovec(a, 63, fast_iov, &iovp, &it, w);
-		if (ret >= 0 && it.iter_type == LK_ITER_IOVEC && it.nr_segs == 1 && !iovp) {
+	} else {
+		ret = import_user_iovec(a, a->era, fast_iov, &iovp, &it, w);
+		/* R3's patch: one IOVEC segment becomes a READ of it (on 6.4 the import
+		 * already built a UBUF, and the opcode stays READV) */
+		if (a->rewrite && ret >= 0 && it.iter_type == LK_ITER_IOVEC && it.nr_segs == 1 &&
+		    !iovp) {
 			addr = it.iov->iov_base;
 			len = it.iov->iov_len;
 			lk_iter_ubuf(&it, LK_ITER_DEST, addr, len);
@@ -229,7 +223,6 @@ LK_ALWAYS_INLINE ssize_t uring_one(const struct lk_ubuf_args *a, uint64_t n,
 			if (w)
 				w->rewritten++;
 		}
-		break;
 	}
 	if (ret < 0)
 		return ret;
@@ -275,99 +268,83 @@ out:
 	return ret;
 }
 
-double lk_time_ubuf_syscall(const struct lk_ubuf_args *a, uint64_t iters)
+/* One modelled call: `uring` is a constant at every call site, so this folds away. */
+LK_ALWAYS_INLINE ssize_t model_one(const struct lk_ubuf_args *a, bool uring, bool vectored,
+				   uint64_t n, struct lk_ubuf_work *w)
 {
-	uint64_t t0, t1, k;
+	return uring ? uring_one(a, vectored, n, w) : syscall_one(a, vectored, w);
+}
+
+LK_ALWAYS_INLINE double time_model(const struct lk_ubuf_args *a, bool uring, uint64_t iters)
+{
+	uint64_t k;
 	size_t sum = 0;
 	ssize_t r;
-	int err = check_args(a, false);
+	double ns;
+	bool vectored;
+	int err = check_args(a, uring, &vectored);
 
 	if (err)
 		return err;
 	if (!iters)
 		return -EINVAL;
-	r = syscall_one(a, NULL);	/* untimed: a bad argument is an error, not a sample */
+	/* untimed: one call of each kind the batch will see (a bad argument is an
+	 * error, not a sample) */
+	r = model_one(a, uring, vectored, 0, NULL);
+	if (r >= 0 && uring && a->defer_every)
+		r = model_one(a, uring, vectored, a->defer_every - 1, NULL);
 	if (r < 0)
 		return (double)r;
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		r = syscall_one(a, NULL);
-		if (r < 0)
-			return (double)r;
-		sum += (size_t)r;
-	}
-	t1 = lk_clock_ns();
+	LK_TIMED_LOOP(ns, lk_clock_ns, iters, k, r = model_one(a, uring, vectored, k, NULL);
+		      if (r < 0) return (double)r;
+		      sum += (size_t)r;);
 	LK_KEEP(sum);
-	return (double)(t1 - t0) / (double)iters;
+	return ns;
+}
+
+LK_ALWAYS_INLINE int count_model(const struct lk_ubuf_args *a, bool uring, uint64_t calls,
+				 struct lk_ubuf_work *w)
+{
+	uint64_t k, deadline = lk_budget_deadline();
+	ssize_t r;
+	bool vectored;
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	err = check_args(a, uring, &vectored);
+	if (err)
+		return err;
+	for (k = 0; k < calls; k++) {
+		/* counting is bounded by the time budget as timing is (lk_clock.h) */
+		if (k % LK_BUDGET_CHUNK == 0 && lk_over_budget(deadline, k, calls))
+			return -ETIMEDOUT;
+		r = model_one(a, uring, vectored, k, w);
+		if (r < 0)
+			return (int)r;
+	}
+	return 0;
+}
+
+double lk_time_ubuf_syscall(const struct lk_ubuf_args *a, uint64_t iters)
+{
+	return time_model(a, false, iters);
 }
 
 int lk_ubuf_syscall_work(const struct lk_ubuf_args *a, uint64_t calls, struct lk_ubuf_work *w)
 {
-	uint64_t k;
-	ssize_t r;
-	int err;
-
-	if (!w)
-		return -EINVAL;
-	memset(w, 0, sizeof(*w));
-	err = check_args(a, false);
-	if (err)
-		return err;
-	for (k = 0; k < calls; k++) {
-		r = syscall_one(a, w);
-		if (r < 0)
-			return (int)r;
-	}
-	return 0;
+	return count_model(a, false, calls, w);
 }
 
 double lk_time_ubuf_uring(const struct lk_ubuf_args *a, uint64_t iters)
 {
-	uint64_t t0, t1, k;
-	size_t sum = 0;
-	ssize_t r;
-	int err = check_args(a, true);
-
-	if (err)
-		return err;
-	if (!iters)
-		return -EINVAL;
-	/* untimed: one request of each kind the batch will see */
-	r = uring_one(a, 0, NULL);
-	if (r >= 0 && a->defer_every)
-		r = uring_one(a, a->defer_every - 1, NULL);
-	if (r < 0)
-		return (double)r;
-	t0 = lk_clock_ns();
-	for (k = 0; k < iters; k++) {
-		r = uring_one(a, k, NULL);
-		if (r < 0)
-			return (double)r;
-		sum += (size_t)r;
-	}
-	t1 = lk_clock_ns();
-	LK_KEEP(sum);
-	return (double)(t1 - t0) / (double)iters;
+	return time_model(a, true, iters);
 }
 
 int lk_ubuf_uring_work(const struct lk_ubuf_args *a, uint64_t calls, struct lk_ubuf_work *w)
 {
-	uint64_t k;
-	ssize_t r;
-	int err;
-
-	if (!w)
-		return -EINVAL;
-	memset(w, 0, sizeof(*w));
-	err = check_args(a, true);
-	if (err)
-		return err;
-	for (k = 0; k < calls; k++) {
-		r = uring_one(a, k, w);
-		if (r < 0)
-			return (int)r;
-	}
-	return 0;
+	return count_model(a, true, calls, w);
 }
 
 size_t lk_ubuf_async_size(void)

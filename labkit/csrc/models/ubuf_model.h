@@ -9,9 +9,17 @@
  *   lk_ubuf_*_work()  the same calls, counted instead of timed: iterator types
  *                     built, segment-table steps, iovec bytes copied,
  *                     allocations.  Deterministic, for tests and notebooks.
+ * Both are bounded by the time budget (lk_clock.h): past it, -ETIMEDOUT.
  *
  * Every user address (the data buffer and the user's iovec array) lives in a
  * struct lk_mm and is access-checked before it is touched.
+ *
+ * What a modelled call imports is a read variant of read_variants.h (the
+ * table the live loops use): one whose layout is LK_IOV_BUF imports the
+ * buffer (import_ubuf), any other imports the user's iovec array
+ * (import_iovec) in the given era.  The syscall model takes any variant with
+ * a system call; the io_uring model a READ or a READV, where `rewrite`
+ * applies R3's patch (a one-segment READV becomes a READ).
  */
 #ifndef LK_UBUF_MODEL_H
 #define LK_UBUF_MODEL_H
@@ -19,32 +27,24 @@
 #include "lk_common.h"
 #include "usermem.h"
 #include "iov_iter.h"
-
-/* What one modelled system call imports. */
-#define LK_UBUF_KIND_READ 0	/* read(): import_ubuf(buf, len) */
-#define LK_UBUF_KIND_READV 1	/* readv(): import_iovec(uvec, nr_segs) in era 63 or 64 */
+#include "read_variants.h"
 
 /* What the call then does with the iterator. */
 #define LK_UBUF_OP_ADVANCE 0	/* iov_iter_advance over the whole count: mechanics only */
 #define LK_UBUF_OP_COPY 1	/* copy_to_iter from a kernel buffer */
 #define LK_UBUF_OP_ZERO 2	/* iov_iter_zero a page at a time, as /dev/zero's read_iter */
 
-/* io_uring request variants (R3). */
-#define LK_URING_READ 0			/* IORING_OP_READ: UBUF from the SQE's addr/len */
-#define LK_URING_READV_IOVEC 1		/* READV before 6.4, no rewrite: ITER_IOVEC */
-#define LK_URING_READV_REWRITE 2	/* R3's patch: one segment -> UBUF, opcode -> READ */
-#define LK_URING_READV_GENERIC64 3	/* READV on 6.4+: UBUF by import, opcode kept READV */
-
 #define LK_UBUF_MAX_SEGS LK_UIO_MAXIOV
 
 struct lk_ubuf_args {
 	const struct lk_mm *mm;
-	int kind;			/* LK_UBUF_KIND_* (syscall model) or LK_URING_* (io_uring) */
-	int era;			/* 63 or 64: the import_iovec era (syscall model, readv) */
+	int variant;			/* LK_RV_*: what the call imports (see above) */
+	int era;			/* 63 or 64: the import_iovec era (iovec layouts) */
 	int op;				/* LK_UBUF_OP_* */
+	int rewrite;			/* io_uring: R3's READV -> READ rewrite (on READV) */
 	uintptr_t buf;			/* read / READ: the user buffer */
 	size_t len;
-	uintptr_t uvec;			/* readv / READV: user address of the iovec array */
+	uintptr_t uvec;			/* iovec layouts: user address of the iovec array */
 	unsigned long nr_segs;
 	const void *src;		/* OP_COPY: kernel source buffer ... */
 	size_t src_len;			/* ... and its length (copies at most this) */

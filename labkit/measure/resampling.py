@@ -1,0 +1,345 @@
+"""The resampling engine of :mod:`labkit.measure.stats`: one-level (scipy) and two-level.
+
+An :class:`Estimate` is what every labkit figure is reported as.  :func:`bootstrap`
+computes one from :class:`Sample` s and a vectorised statistic:
+
+* **One run**: :func:`scipy.stats.bootstrap` over the batches of each sample
+  (resampled independently), BCa where it can be computed, the percentile
+  interval where it cannot (the jackknife behind BCa is degenerate, e.g. many
+  tied medians); :attr:`Estimate.method` says which.
+* **Several runs**: the figure is the mean over runs of the statistic inside
+  each run (every run weighs the same; a ratio is taken inside a run, where
+  interleaving cancels that run's own speed, not between the pooled batches
+  of fast and slow runs), and its interval comes from a two-level
+  (hierarchical) bootstrap: resample the runs with replacement, then the
+  batches within each chosen run, compute the statistic inside each chosen
+  run and average; the interval is the percentile one.
+  This is written with :class:`numpy.random.Generator` rather than scipy:
+  ``scipy.stats.bootstrap`` resamples the observations of each sample
+  independently, at one level, and has no notion of clusters; a nested
+  resample would need randomness inside the statistic, which breaks the
+  jackknife BCa relies on and scipy's vectorised calls.  BCa's acceleration
+  would need a jackknife over runs, unreliable with three to five runs, so
+  the two-level interval is the percentile one.  Samples of the same
+  ``block`` (taken from the same table) share the run draw: a slow process
+  slows every variant it measured, and interleaving is what lets a ratio
+  cancel that; samples of another block (a separately measured F) are drawn
+  on their own.
+
+Spreads, in the unit of the estimate:
+
+* ``within_run``: the bootstrap standard error of the statistic inside one
+  run (the median over runs; with several runs, from the same resampler
+  restricted to each run's batches): how precisely one process pins the
+  figure down;
+* ``between_run``: 1.4826 x the median absolute deviation of the per-run
+  estimates (a robust standard deviation): how far independent processes
+  disagree; NaN with one run.  Well above ``within_run``, it says an interval
+  over the batches of one process would understate the uncertainty.
+
+One seeding rule: every interval draws from ``numpy.random.default_rng(seed)``
+with ``seed = DEFAULT_SEED`` (20190729, the date of R1's fix mail) unless a seed
+is given, so the same data always give the same interval; one default number
+of resamples, :data:`DEFAULT_N_RESAMPLES`.  The interval is widened to contain
+the point estimate where a BCa interval would exclude it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+import numpy as np
+from scipy import stats as _scipy_stats
+
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_N_RESAMPLES = 2000
+DEFAULT_SEED = 20190729
+
+_MAD_TO_SD = 1.4826  # MAD of a normal sample x this = its standard deviation
+
+Statistic = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure with its interval, its method, its sample sizes and its spreads."""
+
+    quantity: str  #: what was estimated, in words
+    estimate: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    method: str  #: how the interval was computed
+    n_runs: int  #: independent runs (worker processes)
+    n_batches: int  #: batches per sample (the smallest sample's, if they differ)
+    within_run: float  #: bootstrap standard error inside one run (median over runs)
+    between_run: float  #: robust SD of the per-run estimates (NaN with one run)
+
+    @property
+    def noise(self) -> float:
+        """The machine's noise for this figure: the between-run spread when there are
+        several runs, else the within-run one."""
+        if self.n_runs >= 2 and math.isfinite(self.between_run):
+            return self.between_run
+        return self.within_run
+
+    def affine(self, scale: float, offset: float = 0.0, quantity: str | None = None) -> Estimate:
+        """``scale * x + offset`` applied to the estimate and its interval (a negative
+        scale swaps the bounds); spreads scale by ``|scale|``."""
+        lo, hi = scale * self.ci_low + offset, scale * self.ci_high + offset
+        if scale < 0:
+            lo, hi = hi, lo
+        return replace(
+            self,
+            quantity=quantity or self.quantity,
+            estimate=scale * self.estimate + offset,
+            ci_low=lo,
+            ci_high=hi,
+            within_run=abs(scale) * self.within_run,
+            between_run=abs(scale) * self.between_run,
+        )
+
+    def brief(self, fmt: str = "{:.4g}", scale: float = 1.0) -> str:
+        """``"estimate [low, high]"`` with ``fmt`` (e.g. ``"{:+.1f}"``), times ``scale``."""
+        est, lo, hi = (scale * v for v in (self.estimate, self.ci_low, self.ci_high))
+        if scale < 0:
+            lo, hi = hi, lo
+        if math.isnan(lo) or math.isnan(hi):
+            return f"{fmt.format(est)} [no interval]"
+        return f"{fmt.format(est)} [{fmt.format(lo)}, {fmt.format(hi)}]"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (for DataFrames and JSON)."""
+        return asdict(self)
+
+    def __str__(self) -> str:
+        pct = f"{100 * self.confidence:g}%"
+        runs = f"{self.n_runs} run{'s' if self.n_runs != 1 else ''}"
+        return (
+            f"{self.estimate:.4g} [{pct} CI {self.ci_low:.4g}, {self.ci_high:.4g}] "
+            f"({runs}, {self.n_batches} batches; {self.method})"
+        )
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The batches of one variant: values and the run each came from.
+
+    Samples with the same ``block`` share the run draw of the two-level
+    bootstrap (they were measured in the same processes).
+    """
+
+    values: np.ndarray
+    runs: np.ndarray
+    block: int = 0
+
+    @staticmethod
+    def of(values: Any, runs: Any = None, block: int = 0) -> Sample:
+        """A sample from array-likes; ``runs`` None means one run."""
+        v = np.asarray(values, dtype=float).ravel()
+        r = np.zeros(v.size, dtype=np.int64) if runs is None else np.asarray(runs).ravel()
+        if r.size != v.size:
+            raise ValueError(f"Sample: {v.size} values but {r.size} run labels")
+        if v.size == 0:
+            raise ValueError("Sample: no values")
+        if not np.isfinite(v).all():
+            raise ValueError("Sample: values must be finite")
+        return Sample(v, r, int(block))
+
+
+def _check(confidence: float, n_resamples: int) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if int(n_resamples) < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+
+
+def _robust_sd(x: np.ndarray) -> float:
+    x = x[np.isfinite(x)]
+    if x.size < 2:
+        return float("nan")
+    return float(_MAD_TO_SD * np.median(np.abs(x - np.median(x))))
+
+
+def _one_level(
+    arrays: Sequence[np.ndarray],
+    statistic: Statistic,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+    methods: Sequence[str] = ("BCa", "percentile"),
+) -> tuple[float, float, float, str]:
+    """(low, high, standard error, method) from scipy over independent samples."""
+    for method in methods:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # degenerate BCa: fall back, never print
+            res = _scipy_stats.bootstrap(
+                tuple(arrays),
+                statistic,
+                n_resamples=int(n_resamples),
+                confidence_level=confidence,
+                method=method,
+                vectorized=True,
+                rng=np.random.default_rng(seed),
+            )
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if math.isfinite(lo) and math.isfinite(hi):
+            return lo, hi, float(res.standard_error), f"{method} bootstrap (scipy)"
+    return float("nan"), float("nan"), float("nan"), "no interval (bootstrap degenerate)"
+
+
+def _run_groups(samples: Sequence[Sample]) -> dict[int, list[Any]]:
+    """Run labels of each block; every sample of a block must have every label."""
+    labels: dict[int, list[Any]] = {}
+    for s in samples:
+        labels.setdefault(s.block, [])
+        labels[s.block] = sorted(set(labels[s.block]) | set(s.runs.tolist()))
+    for s in samples:
+        missing = set(labels[s.block]) - set(s.runs.tolist())
+        if missing:
+            raise ValueError(
+                f"a sample has no batches in run(s) {sorted(missing)} of its table: every "
+                "variant must be measured in every run"
+            )
+    return labels
+
+
+def _main_block(labels: dict[int, list[Any]]) -> int:
+    """The block whose runs the estimate is averaged over: the one with the most runs."""
+    return min(labels, key=lambda b: (-len(labels[b]), b))
+
+
+def _two_level(
+    samples: Sequence[Sample],
+    labels: dict[int, list[Any]],
+    statistic: Statistic,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The mean of the per-run statistic over ``n_resamples`` two-level resamples.
+
+    Each resample draws as many runs as the main block has, with replacement
+    (one draw per block: samples of a block share it), then, inside each drawn
+    run, as many batches as the run has, with replacement; the statistic is
+    computed inside each drawn run and averaged over them.
+    """
+    slots = len(labels[_main_block(labels)])
+    draws = {b: rng.integers(0, len(lab), (n_resamples, slots)) for b, lab in labels.items()}
+    resampled = []
+    for s in samples:
+        groups = [s.values[s.runs == r] for r in labels[s.block]]
+        width = max(g.size for g in groups)
+        table = np.full((len(groups), width), np.nan)
+        counts = np.array([g.size for g in groups])
+        for k, g in enumerate(groups):
+            table[k, : g.size] = g
+        chosen = draws[s.block]  # (B, slots): which run fills each slot
+        n = counts[chosen][:, :, None]  # batches in each chosen run
+        pos = np.floor(rng.random((n_resamples, slots, width)) * n).astype(np.int64)
+        vals = table[chosen[:, :, None], pos]
+        vals[np.arange(width)[None, None, :] >= n] = np.nan  # pad short runs
+        resampled.append(vals)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        per_run = np.asarray(statistic(*resampled, axis=-1), dtype=float)  # (B, slots)
+        return np.nanmean(per_run, axis=-1)
+
+
+def bootstrap(
+    samples: Sequence[Sample],
+    statistic: Statistic,
+    *,
+    quantity: str,
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = DEFAULT_N_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> Estimate:
+    """The estimate of ``statistic`` over ``samples``, with its interval and spreads.
+
+    With one run the estimate is the statistic of all batches; with several it
+    is the mean over runs of the statistic inside each run (every run weighs the
+    same, and a ratio is taken inside a run, where interleaving cancels that
+    run's own speed).  ``statistic(*arrays, axis=-1)`` must be vectorised along
+    its last axis (leading axes are resamples and runs) and ignore NaN (use
+    ``np.nanmedian``): runs with fewer batches than others are padded with NaN.
+
+    Raises:
+        ValueError: for no samples, a bad confidence or resample count, or a
+            sample missing a run its table has.
+    """
+    _check(confidence, n_resamples)
+    if not samples:
+        raise ValueError("bootstrap: no samples")
+    labels = _run_groups(samples)
+    main = _main_block(labels)
+    n_runs = len(labels[main])
+    n_batches = min(s.values.size for s in samples)
+
+    def per_run(r: Any) -> list[np.ndarray]:
+        return [s.values[s.runs == r] if r in labels[s.block] else s.values for s in samples]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_est = np.array([float(statistic(*per_run(r), axis=-1)) for r in labels[main]])
+        point = float(np.mean(run_est))
+    between = _robust_sd(run_est) if n_runs >= 2 else float("nan")
+    if n_runs < 2 and n_batches < 2:
+        lo = hi = se = float("nan")
+        method = "no interval: a sample has a single batch"
+    elif all(np.ptp(s.values) == 0 for s in samples):
+        lo = hi = point
+        se = 0.0
+        method = "no spread (every batch equal): the interval is the point"
+    elif n_runs < 2:
+        lo, hi, se, method = _one_level(
+            [s.values for s in samples], statistic, confidence, n_resamples, seed
+        )
+    else:
+        rng = np.random.default_rng(seed)
+        boots = _two_level(samples, labels, statistic, int(n_resamples), rng)
+        boots = boots[np.isfinite(boots)]
+        alpha = (1 - confidence) / 2
+        lo, hi = (float(q) for q in np.quantile(boots, [alpha, 1 - alpha]))
+        method = (
+            "two-level percentile bootstrap: runs, then batches within runs; the mean of "
+            "the per-run figures (numpy)"
+        )
+        ses = []
+        for r in labels[main]:
+            arrays = per_run(r)
+            if any(np.ptp(a) > 0 for a in arrays):
+                # the same resampler, inside this run only: its batches, no run draw
+                one = [
+                    Sample(a, np.zeros(a.size, dtype=np.int64), s.block)
+                    for a, s in zip(arrays, samples, strict=True)
+                ]
+                inner = _two_level(one, _run_groups(one), statistic, int(n_resamples), rng)
+                ses.append(float(np.nanstd(inner)))
+        se = float(np.median(ses)) if ses else 0.0
+    return Estimate(
+        quantity=quantity,
+        estimate=point,
+        ci_low=min(lo, point) if math.isfinite(lo) else lo,
+        ci_high=max(hi, point) if math.isfinite(hi) else hi,
+        confidence=confidence,
+        method=method,
+        n_runs=n_runs,
+        n_batches=n_batches,
+        within_run=se,
+        between_run=between,
+    )
+
+
+__all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_N_RESAMPLES",
+    "DEFAULT_SEED",
+    "Estimate",
+    "Sample",
+    "Statistic",
+    "bootstrap",
+]

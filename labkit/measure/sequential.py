@@ -1,0 +1,237 @@
+"""Sequential stopping: add independent runs until a verdict is decided, or time runs out.
+
+:func:`until_decided` asks a callable for independent runs (each a tidy table
+of batches, one ``run`` value per worker process), analyses everything
+measured so far after each addition, and stops as soon as the interval is
+*decided* against the declared band (wholly inside: *reproduced*; wholly
+outside: *differs*), or when the next addition would overrun the time budget
+or the run cap.  A verdict that is already clear costs the minimum number of
+runs; one that is close gets more, up to the budget.
+
+Looking at the interval after every run and stopping when it looks decided
+raises the chance of a wrong decision above the nominal 5%.  The driver
+keeps it at or below 5% with a Bonferroni split over the looks it may take:
+each look uses confidence ``1 - (1 - confidence) / looks``, where ``looks`` is
+the number of analyses the run cap allows.  The estimate it returns carries
+that confidence, so the interval a notebook reports is the one the decision
+was made on.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from labkit.measure.resampling import DEFAULT_CONFIDENCE, Estimate
+from labkit.measure.stats import RUN_COLUMN
+from labkit.measure.verdicts import Verdict, verdict
+
+#: More runs: ``more(k)`` measures ``k`` new independent runs and returns their rows.
+MoreRuns = Callable[[int], pd.DataFrame]
+#: Analysis: ``analyse(rows, confidence)`` returns the Estimate the verdict is decided on.
+Analyse = Callable[[pd.DataFrame, float], Estimate]
+
+DECIDED = ("reproduced", "differs")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How many independent runs an experiment may take, and for how long (quick vs full).
+
+    Additions stop at ``max_runs``, at ``budget_s`` seconds, or once they would
+    take more than ``extra`` times what the first ``min_runs`` runs took.
+    """
+
+    min_runs: int
+    max_runs: int
+    budget_s: float
+    extra: float = 0.5
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :func:`until_decided`."""
+        return {
+            "min_runs": self.min_runs,
+            "max_runs": self.max_runs,
+            "budget_s": self.budget_s,
+            "extra": self.extra,
+        }
+
+    def share(self, repeats: int, warmup: int = 0, least: int = 3) -> int:
+        """Rounds per run so that ``min_runs`` runs, each with its own ``warmup`` rounds, cost
+        about what one run of ``repeats`` + ``warmup`` rounds did (at least ``least``)."""
+        total = int(repeats) + int(warmup)
+        return max(int(least), math.ceil(total / self.min_runs) - int(warmup))
+
+
+@dataclass
+class Sequential:
+    """What :func:`until_decided` measured and why it stopped."""
+
+    data: pd.DataFrame  #: every row measured, ``run`` relabelled 0, 1, 2, ... across additions
+    estimate: Estimate  #: the last analysis (at the per-look confidence)
+    verdict: Verdict  #: the rule's verdict on that estimate
+    n_runs: int
+    seconds: float
+    stopped: str  #: "decided", "time budget", "run cap"
+    looks: int  #: analyses made
+    confidence: float  #: the per-look confidence used
+    history: list[dict[str, Any]] = field(default_factory=list)  #: one entry per look
+
+
+def _relabel(df: pd.DataFrame, first: int, run_col: str) -> tuple[pd.DataFrame, int]:
+    """``df`` with its runs renumbered from ``first``; (rows, number of runs)."""
+    df = df.copy()
+    if run_col not in df.columns or df.empty:
+        df[run_col] = first
+        return df, 1 if len(df) else 0
+    labels = sorted(df[run_col].unique())
+    df[run_col] = df[run_col].map({r: first + k for k, r in enumerate(labels)})
+    return df, len(labels)
+
+
+def looks_for(min_runs: int, max_runs: int, step: int) -> int:
+    """How many analyses a run cap allows: one at ``min_runs``, one per ``step`` after."""
+    return 1 + math.ceil(max(0, max_runs - min_runs) / step)
+
+
+def until_decided(
+    more: MoreRuns,
+    analyse: Analyse,
+    band: tuple[float, float] | Any,
+    *,
+    min_runs: int = 2,
+    max_runs: int = 6,
+    step: int = 1,
+    budget_s: float = 60.0,
+    extra: float | None = None,
+    confidence: float = DEFAULT_CONFIDENCE,
+    effect: float | None = None,
+    run_col: str = RUN_COLUMN,
+    clock: Callable[[], float] = time.monotonic,
+) -> Sequential:
+    """Measure ``min_runs`` runs, then add ``step`` at a time until the verdict is decided.
+
+    Args:
+        more: ``more(k)`` returns the rows of ``k`` new independent runs (with a
+            ``run`` column, or without one for a single run).
+        analyse: ``analyse(rows, confidence)`` -> the Estimate to decide on.
+        band: ``(low, high)``, or a :class:`labkit.published.Band` (its effect
+            is then used for the noise guard unless ``effect`` is given).
+        min_runs, max_runs, step: the first batch of runs, the cap, the increment.
+        budget_s: no addition is started that would, at the pace so far, end
+            after this many seconds from the start.
+        extra: nor one that would take the additions past ``extra`` times the
+            time of the first ``min_runs`` runs (None: no such limit).
+        confidence: the overall confidence, split over the looks (see the module).
+        effect: the effect tested, for the noise guard.
+
+    Returns:
+        A :class:`Sequential`.
+
+    Raises:
+        ValueError: for min_runs < 1, max_runs < min_runs, step < 1, budget_s <= 0,
+            or an addition that returns no rows.
+    """
+    if int(min_runs) < 1 or int(max_runs) < int(min_runs) or int(step) < 1:
+        raise ValueError(
+            f"need 1 <= min_runs <= max_runs and step >= 1, got {min_runs}, {max_runs}, {step}"
+        )
+    if not budget_s > 0:
+        raise ValueError(f"budget_s must be > 0, got {budget_s}")
+    if hasattr(band, "low") and hasattr(band, "high"):
+        low, high = float(band.low), float(band.high)
+        effect = band.effect if effect is None else effect
+    else:
+        low, high = (float(b) for b in band)
+    looks = looks_for(int(min_runs), int(max_runs), int(step))
+    per_look = 1 - (1 - confidence) / looks
+    start = clock()
+    frames: list[pd.DataFrame] = []
+    n_runs, history = 0, []
+    want = int(min_runs)
+    first_s = None
+    while True:
+        rows, got = _relabel(more(want), n_runs, run_col)
+        if got == 0:
+            raise ValueError("until_decided: more() returned no rows")
+        frames.append(rows)
+        n_runs += got
+        data = pd.concat(frames, ignore_index=True)
+        est = analyse(data, per_look)
+        v = verdict(
+            est.estimate,
+            est.ci_low,
+            est.ci_high,
+            low,
+            high,
+            noise=est.noise,
+            effect=effect,
+            confidence=per_look,
+        )
+        elapsed = clock() - start
+        first_s = elapsed if first_s is None else first_s
+        history.append(
+            {
+                "n_runs": n_runs,
+                "estimate": est.estimate,
+                "ci_low": est.ci_low,
+                "ci_high": est.ci_high,
+                "verdict": v.verdict,
+                "seconds": elapsed,
+            }
+        )
+        if v.verdict in DECIDED:
+            stopped = "decided"
+            break
+        if n_runs >= int(max_runs):
+            stopped = "run cap"
+            break
+        want = min(int(step), int(max_runs) - n_runs)
+        limit = budget_s if extra is None else min(budget_s, first_s * (1 + float(extra)))
+        if elapsed + elapsed / n_runs * want > limit:
+            stopped = "time budget"
+            break
+    return Sequential(
+        data=data,
+        estimate=est,
+        verdict=v,
+        n_runs=n_runs,
+        seconds=clock() - start,
+        stopped=stopped,
+        looks=len(history),
+        confidence=per_look,
+        history=history,
+    )
+
+
+def repeated(measure: Callable[[], pd.DataFrame], run_col: str = RUN_COLUMN) -> MoreRuns:
+    """A :data:`MoreRuns` from a callable measuring ONE run in this process: call it ``k``
+    times and label the calls as runs.
+
+    These runs are repeated measurements in the same process (fresh set-up each
+    call), not independent worker processes: they include the spread between
+    calls but not between processes.  Experiments that accept ``runs=`` should
+    be passed as ``lambda k: experiment(..., runs=k)`` instead.
+    """
+
+    def more(k: int) -> pd.DataFrame:
+        return pd.concat([measure().assign(**{run_col: i}) for i in range(k)], ignore_index=True)
+
+    return more
+
+
+__all__ = [
+    "DECIDED",
+    "Analyse",
+    "Budget",
+    "MoreRuns",
+    "Sequential",
+    "looks_for",
+    "repeated",
+    "until_decided",
+]

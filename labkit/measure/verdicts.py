@@ -1,0 +1,184 @@
+"""The verdict rule: equivalence of a measured interval with a declared tolerance band.
+
+Three outcomes from an interval and a band (plus *not measured*):
+
+* **reproduced**: the whole interval lies inside the band;
+* **differs**: the whole interval lies outside the band;
+* **inconclusive**: anything else; the reason says which edge is crossed and by
+  how much the interval must shrink, or that it is wider than the band.  A
+  wider (noisier) interval can never give *reproduced*.
+
+A noise guard comes first: when the machine's noise for the figure (its
+spread between independent runs) is larger than the effect tested (the
+published figure's distance from "no effect"), the verdict is *inconclusive*
+and the reason starts with :data:`TOO_NOISY`.  This is a two one-sided test
+(TOST) in interval form: at 95% the interval inside the band rejects both
+"below the band" and "above the band".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+#: The four verdicts (the rule gives the first three; "not measured" where there is no figure).
+VERDICTS = ("reproduced", "differs", "inconclusive", "not measured")
+#: The reason of a noise-guard verdict starts with this.
+TOO_NOISY = "machine too noisy"
+
+
+def _num(v: float) -> str:
+    """A number for a reason: 4 significant digits, large ones in full."""
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if abs(v) >= 1e4:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of :func:`verdict` and the sentence that says why."""
+
+    verdict: str
+    reason: str
+    #: how many times narrower an inconclusive interval must get to decide (None otherwise)
+    shrink: float | None = None
+
+
+def _shrink(
+    lo: float, est: float, hi: float, edge: float, side: str, unit: str
+) -> tuple[str, float | None]:
+    """What an interval crossing ``edge`` must lose to lie on one side of it, and the factor."""
+    inside = est >= edge if side == "lower" else est <= edge
+    if side == "lower":
+        half, need = (est - lo, est - edge) if inside else (hi - est, edge - est)
+    else:
+        half, need = (hi - est, edge - est) if inside else (est - lo, est - edge)
+    which = (
+        ("lower" if side == "lower" else "upper")
+        if inside
+        else ("upper" if side == "lower" else "lower")
+    )
+    goal = "inside the band" if inside else f"wholly {'below' if side == 'lower' else 'above'} it"
+    k = half / need if need > 0 else None
+    factor = f" ({k:.2g}x narrower)" if k is not None else ""
+    return (
+        f"it crosses the band's {side} edge {_num(edge)}{unit}; with its estimate "
+        f"{'inside' if inside else 'outside'}, its {which} half ({_num(half)}{unit}) must "
+        f"shrink to under {_num(need)}{unit}{factor} to lie {goal}"
+    ), k
+
+
+def verdict(
+    estimate: float | None,
+    ci_low: float | None,
+    ci_high: float | None,
+    band_low: float | None,
+    band_high: float | None,
+    *,
+    noise: float | None = None,
+    effect: float | None = None,
+    unit: str = "",
+    confidence: float = 0.95,
+) -> Verdict:
+    """The equivalence verdict of an interval against a declared tolerance band.
+
+    * no estimate, or no band: *not measured*;
+    * ``noise > effect`` (both given and finite): *inconclusive*, reason "machine
+      too noisy: ...";
+    * no interval (NaN bounds): *inconclusive*;
+    * ``band_low <= ci_low`` and ``ci_high <= band_high``: *reproduced*;
+    * ``ci_high < band_low`` or ``ci_low > band_high``: *differs*;
+    * otherwise *inconclusive*, with which edge is crossed and how much the
+      interval must shrink (or that it is wider than the band).
+
+    Raises:
+        ValueError: if ``ci_low > ci_high`` or ``band_low >= band_high``.
+    """
+    u = f" {unit}" if unit and unit not in ("%", "x") else unit
+    pct = f"{100 * confidence:g}%"
+
+    def missing(v: float | None) -> bool:
+        return v is None or (isinstance(v, float) and math.isnan(v))
+
+    if missing(estimate):
+        return Verdict("not measured", "no figure measured")
+    if missing(band_low) or missing(band_high):
+        return Verdict("not measured", "no published figure or declared band to compare with")
+    est, bl, bh = float(estimate), float(band_low), float(band_high)
+    if not bl < bh:
+        raise ValueError(f"verdict: band_low must be < band_high, got [{bl}, {bh}]")
+    if math.isinf(bh):
+        band = f"the band (at least {_num(bl)}{u})"
+    elif math.isinf(bl):
+        band = f"the band (at most {_num(bh)}{u})"
+    else:
+        band = f"the band [{_num(bl)}, {_num(bh)}]{u}"
+    if noise is not None and effect is not None and math.isfinite(noise) and noise > effect:
+        return Verdict(
+            "inconclusive",
+            f"{TOO_NOISY}: the figure's noise in this run ({_num(noise)}{u}, its spread between "
+            f"runs, or within the one run) exceeds the effect tested ({_num(effect)}{u}, the "
+            "published figure against no effect)",
+        )
+    if missing(ci_low) or missing(ci_high):
+        return Verdict("inconclusive", f"no interval around {_num(est)}{u} to compare with {band}")
+    lo, hi = float(ci_low), float(ci_high)
+    if lo > hi:
+        raise ValueError(f"verdict: need ci_low <= ci_high, got [{lo}, {hi}]")
+    ci = f"the {pct} interval [{_num(lo)}, {_num(hi)}]{u}"
+    if bl <= lo and hi <= bh:
+        return Verdict("reproduced", f"{ci} lies inside {band}")
+    if hi < bl or lo > bh:
+        where = "below" if hi < bl else "above"
+        return Verdict("differs", f"{ci} lies wholly {where} {band}")
+    if hi - lo > bh - bl:
+        k = (hi - lo) / (bh - bl)
+        return Verdict(
+            "inconclusive",
+            f"{ci} is wider than {band} ({_num(hi - lo)} vs {_num(bh - bl)}{u}): it must "
+            f"shrink at least {k:.2g}x to decide",
+            k,
+        )
+    side, edge = ("lower", bl) if lo < bl else ("upper", bh)
+    text, k = _shrink(lo, est, hi, edge, side, u)
+    return Verdict("inconclusive", f"{ci} is undecided: {text}", k)
+
+
+def judge(estimate: Any, band: Any, *, noise: float | None = None) -> Verdict:
+    """:func:`verdict` of an Estimate (or None) against a Band (or None).
+
+    ``estimate`` has ``estimate``, ``ci_low``, ``ci_high``, ``noise`` and
+    ``confidence`` (:class:`labkit.measure.stats.Estimate`); ``band`` has ``low``,
+    ``high``, ``effect`` and ``unit`` (:class:`labkit.published.Band`).  ``noise``
+    overrides the estimate's own.
+    """
+    if band is None:
+        return Verdict("not measured", "no published figure or declared band to compare with")
+    if estimate is None:
+        return Verdict("not measured", "no figure measured")
+    v = verdict(
+        estimate.estimate,
+        estimate.ci_low,
+        estimate.ci_high,
+        band.low,
+        band.high,
+        noise=estimate.noise if noise is None else noise,
+        effect=band.effect,
+        unit=band.unit,
+        confidence=estimate.confidence,
+    )
+    if v.shrink is not None and v.shrink > 1 and getattr(estimate, "n_runs", 0) >= 2:
+        # an interval over runs narrows about as 1 / sqrt(runs)
+        runs = math.ceil(estimate.n_runs * v.shrink**2)
+        v = Verdict(
+            v.verdict,
+            f"{v.reason} (at this spread, about {runs} runs instead of {estimate.n_runs})",
+            v.shrink,
+        )
+    return v
+
+
+__all__ = ["TOO_NOISY", "VERDICTS", "Verdict", "judge", "verdict"]

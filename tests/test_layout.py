@@ -1,0 +1,259 @@
+"""The package's shape (docs/ARCHITECTURE.md): import direction, no cycle, module size, style.
+
+Imports are read from the source with :mod:`ast` (every ``import`` and
+``from ... import`` naming ``labkit``, at module level or inside a function),
+so the checks hold for code that has not run.
+"""
+
+from __future__ import annotations
+
+import ast
+import errno
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "labkit"
+
+#: The layers, bottom to top (docs/ARCHITECTURE.md).  A module may import from its
+#: own group, from a lower layer, or sideways only as ALLOWED_SIDEWAYS says (the
+#: modules of layer 0 are one group).  The compiled module labkit._labkit is not counted.
+LAYERS: dict[str, int] = {
+    # 0: the C module's loader, argument checks, run-wide settings, exceptions
+    "_ffi": 0,
+    "_args": 0,
+    "_build": 0,
+    "config": 0,
+    "errors": 0,
+    "buildinfo": 0,
+    # 1: the model (and the package root, which re-exports it)
+    "core": 1,
+    "": 1,
+    # 2: cost models of published changes; the running kernel
+    "models": 2,
+    "live": 2,
+    # 3: measurement: runner, statistics, timing kernels' faces, records
+    "measure": 3,
+    # 4: one module per result; the published figures
+    "experiments": 4,
+    "published": 4,
+    # 5: what readers see
+    "report": 5,
+    "teach": 5,
+    # 6: the command line
+    "cli": 6,
+}
+
+#: Imports between two groups of one layer, and why.
+ALLOWED_SIDEWAYS: dict[tuple[str, str], str] = {
+    ("", "labkit.core"): "the package root re-exports the model's public API",
+    ("models", "labkit.live.variants"): "the models take the one read-variant table",
+    ("teach", "labkit.report.plots"): "the drawings use the one colour table",
+    ("experiments", "labkit.published"): "analysis compares with the published figures and bands",
+}
+
+#: Modules still over MAX_LINES (each must really be over it, so the list cannot go stale).
+MAX_LINES = 500
+OVER_LIMIT = {"labkit/report/reproduce.py"}  # issue 10: to be split (its owner's branch)
+
+#: Notebooks ruff checks: all of them.
+NOTEBOOKS_LINTED = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        mods[".".join(parts)] = path
+    return mods
+
+
+MODULES = _modules()
+
+
+def _group(module: str) -> str:
+    """``labkit.live.ring`` -> ``live``; ``labkit.config`` -> ``config``; ``labkit`` -> ``""``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _target(name: str) -> str | None:
+    """The labkit module an imported name lives in (the longest module prefix)."""
+    while name:
+        if name in MODULES:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _imports(module: str) -> set[str]:
+    """Every labkit module ``module`` imports (``from labkit import X`` counts X if a module)."""
+    tree = ast.parse(MODULES[module].read_text())
+    for node in ast.walk(tree):  # imports for type checkers only are not run: no cycle
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = []
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name.split(".")[0] == "labkit" and not name.startswith("labkit._labkit"):
+                target = _target(name)
+                if target is not None and target != module:
+                    out.add(target)
+    return out
+
+
+GRAPH = {m: _imports(m) for m in MODULES}
+
+
+def test_every_group_has_a_layer():
+    assert {_group(m) for m in MODULES} <= set(LAYERS)
+
+
+def _violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import in ``graph`` that points up, or sideways without a reason."""
+    wrong = []
+    for module, targets in graph.items():
+        src = _group(module)
+        for target in targets:
+            dst = _group(target)
+            if dst == src or LAYERS[dst] < LAYERS[src] or LAYERS[dst] == LAYERS[src] == 0:
+                continue
+            if LAYERS[dst] == LAYERS[src] and any(
+                s == src and (target == t or target.startswith(t + "."))
+                for s, t in ALLOWED_SIDEWAYS
+            ):
+                continue
+            wrong.append(f"{module} (layer {LAYERS[src]}) imports {target} (layer {LAYERS[dst]})")
+    return wrong
+
+
+def test_imports_point_down_never_up():
+    wrong = _violations(GRAPH)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_direction_check_can_fail():
+    assert _violations({"labkit.core.memory": {"labkit.measure.runner"}})  # up
+    assert _violations({"labkit.live.ring": {"labkit.models.ubuf"}})  # sideways, no reason
+    assert not _violations({"labkit.models.ubuf": {"labkit.live.variants"}})  # listed
+    assert "labkit.live.variants" in GRAPH["labkit.models.ubuf"]  # the parser sees imports
+
+
+def test_no_import_cycle():
+    """No cycle among modules (an import of a module's own parent package does not count:
+    Python runs the parent first whatever the module says)."""
+    graph = {m: {t for t in targets if not m.startswith(t + ".")} for m, targets in GRAPH.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert not cycles, cycles
+
+
+def test_no_module_over_the_line_limit():
+    over = {
+        str(p.relative_to(ROOT))
+        for p in MODULES.values()
+        if len(p.read_text().splitlines()) > MAX_LINES
+    }
+    assert over == OVER_LIMIT, f"over {MAX_LINES} lines: {sorted(over)}"
+
+
+def test_the_read_variant_table_is_the_c_one():
+    from labkit import live
+    from labkit._ffi import ffi, lib
+
+    assert live.SYSCALL_VARIANTS == ("read", "readv1", "readv_empty", "readv_split", "preadv2")
+    assert live.URING_OPS == ("read", "readv1", "readv_empty", "readv_split", "read_fixed")
+    for k, (name, v) in enumerate(live.VARIANTS.items()):
+        row = lib.lk_read_variant(k)
+        assert (v.id, v.name, v.label) == (k, name, ffi.string(row.label).decode())
+    assert lib.lk_read_variant(len(live.VARIANTS)) == ffi.NULL
+    assert [live.VARIANTS[op].uring_label for op in live.URING_OPS] == [
+        "READ",
+        "READV(1 x 4K)",
+        "READV(4K + empty)",
+        "READV(2 x 2K)",
+        "READ_FIXED",
+    ]
+    assert lib.lk_read_variant(-1) == ffi.NULL
+    length = 4096
+    assert live.VARIANTS["readv_empty"].segments(length) == [(0, length), (length, 0)]
+    assert live.VARIANTS["readv_split"].segments(length) == [(0, 2048), (2048, 2048)]
+    with pytest.raises(ValueError):
+        live.VARIANTS["readv_split"].segments(1)
+
+
+def test_the_c_entry_points_refuse_what_the_table_does_not_offer():
+    from labkit import live
+    from labkit._ffi import ffi, lib
+
+    buf = ffi.new("char[]", 64)
+    fixed, count = live.VARIANTS["read_fixed"].id, len(live.VARIANTS)
+    for vid in (fixed, count, -1):
+        assert lib.lk_time_syscall(vid, 0, buf, 64, -1, 10) == -errno.EINVAL
+        assert lib.lk_sys_read_once(vid, 0, buf, 64, -1) == -errno.EINVAL
+
+
+def _ruff() -> str:
+    beside = Path(sys.executable).parent / "ruff"
+    found = str(beside) if beside.exists() else shutil.which("ruff")
+    if found is None:
+        pytest.skip("ruff is not installed")
+    return found
+
+
+def test_ruff_format_and_check():
+    """ruff format covers labkit, tests, benchmarks and the notebooks; ruff check the code."""
+    ruff = _ruff()
+    paths = ["labkit", "tests", "benchmarks", "notebooks"]
+    fmt = subprocess.run([ruff, "format", "--check", *paths], cwd=ROOT, capture_output=True)
+    assert fmt.returncode == 0, fmt.stdout.decode() + fmt.stderr.decode()
+    lint_paths = ["labkit", "tests", "benchmarks", *map(str, NOTEBOOKS_LINTED)]
+    lint = subprocess.run([ruff, "check", *lint_paths], cwd=ROOT, capture_output=True)
+    assert lint.returncode == 0, lint.stdout.decode() + lint.stderr.decode()
+
+
+def test_every_group_is_in_the_architecture_doc():
+    doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    for group in LAYERS:
+        if group and not group.startswith("_"):
+            assert f"`{group}" in doc, f"docs/ARCHITECTURE.md does not mention {group}"

@@ -1,0 +1,215 @@
+"""labkit.measure.stats: the one statistics module, checked on synthetic data."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labkit.measure import stats
+
+
+def table(
+    means: dict[str, float],
+    *,
+    runs: int = 1,
+    batches: int = 31,
+    noise: float = 0.03,
+    run_shift: dict[str, float] | float = 0.0,
+    seed: int = 1,
+) -> pd.DataFrame:
+    """Tidy rows: per run, per variant, ``batches`` lognormal batches around the mean.
+
+    ``run_shift`` (a relative sd, one value or per variant) moves each run's
+    mean independently per variant: a between-run spread the batches of one run
+    cannot show.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in range(runs):
+        for v, m in means.items():
+            sd = run_shift[v] if isinstance(run_shift, dict) else run_shift
+            mr = m * (1 + rng.normal(0, sd)) if sd else m
+            for i in range(batches):
+                rows.append(
+                    {
+                        "experiment": "synthetic",
+                        "variant": v,
+                        "repeat": i,
+                        "run": r,
+                        "ns_per_op": mr * rng.lognormal(0, noise),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def width(e: stats.Estimate) -> float:
+    return e.ci_high - e.ci_low
+
+
+def test_known_ratio_and_difference_inside_their_intervals():
+    df = table({"slow": 150.0, "fast": 100.0})
+    r = stats.ratio(df, "slow", "fast")
+    assert r.ci_low < 1.5 < r.ci_high and r.ci_low <= r.estimate <= r.ci_high
+    d = stats.difference(df, "slow", "fast")
+    assert d.ci_low < 50 < d.ci_high
+    assert r.n_runs == 1 and r.n_batches == 31 and math.isnan(r.between_run)
+    assert r.within_run > 0 and r.noise == r.within_run
+    assert "BCa" in r.method
+
+
+def test_wider_noise_gives_a_wider_interval():
+    quiet = stats.ratio(table({"a": 120.0, "b": 100.0}, noise=0.01), "a", "b")
+    noisy = stats.ratio(table({"a": 120.0, "b": 100.0}, noise=0.10), "a", "b")
+    assert width(noisy) > 3 * width(quiet)
+    assert noisy.within_run > 3 * quiet.within_run
+
+
+def test_seeded_the_same_data_gives_the_same_interval():
+    df = table({"a": 120.0, "b": 100.0}, runs=3)
+    one, two = stats.ratio(df, "a", "b"), stats.ratio(df, "a", "b")
+    assert (one.ci_low, one.ci_high) == (two.ci_low, two.ci_high)
+    other = stats.ratio(df, "a", "b", seed=stats.DEFAULT_SEED + 1)
+    assert other.estimate == one.estimate and (other.ci_low, other.ci_high) != (
+        one.ci_low,
+        one.ci_high,
+    )
+
+
+def test_two_level_interval_includes_the_spread_between_runs():
+    # each run's means move by 5%, independently per variant: batches within one run
+    # are tight (1%), so an interval over batches alone is far too narrow
+    df = table({"a": 110.0, "b": 100.0}, runs=6, noise=0.01, run_shift=0.05)
+    two = stats.difference(df, "a", "b")
+    one = stats.difference(df.drop(columns="run"), "a", "b")
+    assert two.n_runs == 6 and one.n_runs == 1
+    assert "two-level" in two.method
+    assert width(two) > 3 * width(one)
+    assert two.between_run > 3 * two.within_run
+    assert two.noise == two.between_run
+
+
+def test_two_level_interval_is_not_inflated_when_runs_agree():
+    df = table({"a": 110.0, "b": 100.0}, runs=5, noise=0.03)
+    two = stats.difference(df, "a", "b")
+    one = stats.difference(df.drop(columns="run"), "a", "b")
+    assert width(two) < 2.5 * width(one)
+    assert two.ci_low < 10 < two.ci_high
+
+
+def test_a_shared_run_effect_cancels_in_a_ratio():
+    # a slow process slows both variants it measured: the run draw is shared
+    rng = np.random.default_rng(3)
+    rows = []
+    for r, k in enumerate((0.8, 1.0, 1.25)):  # three processes at very different speeds
+        for v, m in (("a", 150.0), ("b", 100.0)):
+            rows += [
+                {"variant": v, "run": r, "ns_per_op": k * m * rng.lognormal(0, 0.01)}
+                for _ in range(21)
+            ]
+    df = pd.DataFrame(rows)
+    r = stats.ratio(df, "a", "b")
+    assert r.ci_low < 1.5 < r.ci_high and width(r) < 0.03
+    assert r.between_run < 0.02  # each run's ratio is 1.5: the runs agree on it
+    # pooling the batches of fast and slow runs would not cancel: a median of a
+    # mixture of levels lands anywhere between them
+    assert stats.median(df, "a").between_run > 10
+
+
+def test_unequal_batches_per_run_and_missing_runs():
+    df = table({"a": 110.0, "b": 100.0}, runs=3)
+    df = df.drop(df[(df["run"] == 1) & (df["repeat"] > 10)].index)
+    e = stats.ratio(df, "a", "b")
+    assert e.ci_low < 1.1 < e.ci_high and e.n_batches == 31 + 11 + 31
+    with pytest.raises(ValueError, match="every run"):
+        stats.ratio(df.drop(df[(df["run"] == 2) & (df["variant"] == "b")].index), "a", "b")
+
+
+def test_gain_kinds():
+    df = table({"slow": 200.0, "fast": 100.0}, noise=0.0)
+    t = stats.gain(df, "slow", "fast", kind="time")
+    assert t.estimate == pytest.approx(0.5) and t.ci_low == t.ci_high == t.estimate
+    r = stats.gain(df, "slow", "fast", kind="rate")
+    assert r.estimate == pytest.approx(1.0)
+    noisy = table({"slow": 103.0, "fast": 100.0})
+    g = stats.gain(noisy, "slow", "fast", kind="time")
+    ratio = stats.ratio(noisy, "fast", "slow")
+    assert (g.ci_low, g.ci_high) == pytest.approx((1 - ratio.ci_high, 1 - ratio.ci_low))
+    with pytest.raises(ValueError):
+        stats.gain(noisy, "slow", "fast", kind="speed")
+
+
+def test_slope_recovers_a_known_slope():
+    rng = np.random.default_rng(2)
+    rows = [
+        {"variant": "walk-2019", "pages_skipped": p, "run": r, "ns_per_op": 10 + 3.0 * p + e}
+        for r in range(2)
+        for p in (0, 10, 100, 1000, 10000)
+        for e in rng.normal(0, 2, 9)
+    ]
+    df = pd.DataFrame(rows)
+    e = stats.slope(df, variant="walk-2019", min_x=1)
+    assert e.ci_low < 3.0 < e.ci_high and e.estimate == pytest.approx(3.0, rel=1e-3)
+    exact = pd.DataFrame(
+        [{"pages_skipped": p, "ns_per_op": 10 + 3.0 * p} for p in (1, 2, 4) for _ in range(3)]
+    )
+    s = stats.slope(exact)
+    assert s.estimate == pytest.approx(3.0) and s.ci_low == s.ci_high
+    with pytest.raises(ValueError):
+        stats.slope(df, variant="walk-2019", min_x=10_000)
+
+
+def test_composed_ratio():
+    f = [100.0] * 9
+    sub = pd.DataFrame(
+        {"variant": ["num"] * 9 + ["den"] * 9, "ns_per_op": [300.0] * 9 + [100.0] * 9}
+    )
+    e = stats.composed_ratio(sub, "num", "den", fixed=f)
+    assert e.estimate == e.ci_low == e.ci_high == 2.0 and "no spread" in e.method
+    rng = np.random.default_rng(1)
+    sub = pd.DataFrame(
+        {
+            "variant": ["num"] * 50 + ["den"] * 50,
+            "ns_per_op": np.concatenate([rng.normal(900, 30, 50), rng.normal(100, 5, 50)]),
+        }
+    )
+    fixed = pd.DataFrame({"ns_per_op": rng.normal(100, 5, 50)})
+    e = stats.composed_ratio(sub, "num", "den", fixed=fixed)
+    assert e.ci_low < 5.0 < e.ci_high
+    # F measured in the same runs as the variants: a variant of the same table
+    both = pd.concat([sub, fixed.assign(variant="F")], ignore_index=True)
+    same = stats.composed_ratio(both, "num", "den", fixed="F")
+    assert same.estimate == pytest.approx(e.estimate)
+    with pytest.raises(ValueError):
+        stats.composed_ratio(sub, "num", "den", fixed=[])
+    total = stats.sum_of_medians(both, ["F", "num"])
+    assert total.ci_low < 1000 < total.ci_high
+    frame = stats.to_frame({"a": e, "b": same})
+    assert list(frame["name"]) == ["a", "b"] and "ci_low" in frame.columns
+
+
+def test_degenerate_cases_say_so():
+    one = stats.median([5.0])
+    assert one.estimate == 5.0 and math.isnan(one.ci_low) and "single batch" in one.method
+    tied = stats.median([1.0] * 30 + [2.0])  # every jackknife median is 1: no BCa
+    assert "percentile" in tied.method and tied.ci_low <= 1.0 <= tied.ci_high
+    with pytest.raises(KeyError):
+        stats.ratio(table({"a": 1.0, "b": 1.0}), "a", "missing")
+    with pytest.raises(ZeroDivisionError):
+        stats.ratio(pd.DataFrame({"variant": ["a", "b"], "ns_per_op": [1.0, 0.0]}), "a", "b")
+    with pytest.raises(ValueError):
+        stats.median([1.0, float("nan")])
+    with pytest.raises(ValueError):
+        stats.median([1.0, 2.0], confidence=1.0)
+
+
+def test_affine_and_str():
+    e = stats.ratio(table({"a": 120.0, "b": 100.0}), "a", "b")
+    g = e.affine(-100, 100, "share")
+    assert g.quantity == "share"
+    assert g.ci_low == pytest.approx(100 - 100 * e.ci_high)
+    assert g.ci_high == pytest.approx(100 - 100 * e.ci_low)
+    assert g.within_run == pytest.approx(100 * e.within_run)
+    assert "95% CI" in str(e) and "1 run" in str(e)

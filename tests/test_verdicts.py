@@ -1,0 +1,149 @@
+"""The verdict rule (equivalence with a declared band), every branch, and record() using it."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labkit import published, report
+from labkit.measure import stats
+from labkit.report import verdict
+
+INF = math.inf
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch):
+    for var in ("LABKIT_OUT", "LABKIT_NOTEBOOK"):
+        monkeypatch.delenv(var, raising=False)
+
+
+def test_inside_the_band_is_reproduced():
+    v = verdict(3.0, 2.6, 3.4, 2.5, 3.5, unit="%")
+    assert v.verdict == "reproduced" and "inside" in v.reason
+    assert verdict(3.0, 2.5, 3.5, 2.5, 3.5).verdict == "reproduced"  # edges count as inside
+
+
+@pytest.mark.parametrize("lo, hi, where", [(-0.5, 0.5, "below"), (4.0, 9.0, "above")])
+def test_wholly_outside_is_differs(lo, hi, where):
+    v = verdict((lo + hi) / 2, lo, hi, 2.5, 3.5)
+    assert v.verdict == "differs" and f"wholly {where}" in v.reason
+
+
+def test_a_wider_interval_is_never_reproduced():
+    # the old rule ("the published figure lies inside our interval") rewarded noise
+    for half in (0.6, 1.0, 5.0, 100.0):
+        v = verdict(3.0, 3.0 - half, 3.0 + half, 2.5, 3.5)
+        assert v.verdict == "inconclusive"
+        assert "wider than the band" in v.reason and "shrink at least" in v.reason
+
+
+def test_crossing_an_edge_says_which_and_how_much_to_shrink():
+    v = verdict(2.6, 2.1, 2.9, 2.5, 3.5, unit="%")
+    assert v.verdict == "inconclusive"
+    assert "lower edge 2.5%" in v.reason and "estimate inside" in v.reason
+    assert "lower half (0.5%)" in v.reason and "under 0.1%" in v.reason and "5x" in v.reason
+    v = verdict(2.3, 2.1, 2.6, 2.5, 3.5)
+    assert "estimate outside" in v.reason and "upper half" in v.reason and "below" in v.reason
+    v = verdict(3.4, 3.2, 3.7, 2.5, 3.5)
+    assert "upper edge 3.5" in v.reason and "inside the band" in v.reason
+    v = verdict(3.6, 3.3, 3.8, 2.5, 3.5)
+    assert "upper edge" in v.reason and "lower half" in v.reason and "above" in v.reason
+
+
+def test_one_sided_bands():
+    assert verdict(40.0, 38.0, 42.0, 1, INF).verdict == "reproduced"
+    assert verdict(-3.0, -4.0, -2.0, 1, INF).verdict == "differs"
+    v = verdict(0.5, -1.0, 2.0, 1, INF)
+    assert v.verdict == "inconclusive" and "lower edge 1;" in v.reason
+    assert "at least 1" in verdict(-3.0, -4.0, -2.0, 1, INF).reason
+
+
+def test_noise_guard():
+    v = verdict(3.0, 2.9, 3.1, 2.5, 3.5, noise=4.0, effect=3.0, unit="ns")
+    assert v.verdict == "inconclusive" and v.reason.startswith(report.TOO_NOISY)
+    assert verdict(3.0, 2.9, 3.1, 2.5, 3.5, noise=0.2, effect=3.0).verdict == "reproduced"
+    assert verdict(3.0, 2.9, 3.1, 2.5, 3.5, noise=math.nan, effect=3.0).verdict == "reproduced"
+    assert verdict(3.0, 2.9, 3.1, 2.5, 3.5, noise=9.0, effect=None).verdict == "reproduced"
+
+
+def test_not_measured_and_no_interval():
+    assert verdict(None, None, None, 2.5, 3.5).verdict == "not measured"
+    assert verdict(math.nan, math.nan, math.nan, 2.5, 3.5).verdict == "not measured"
+    assert verdict(3.0, 2.9, 3.1, None, None).verdict == "not measured"
+    v = verdict(3.0, math.nan, math.nan, 2.5, 3.5)
+    assert v.verdict == "inconclusive" and "no interval" in v.reason
+
+
+def test_bad_input():
+    with pytest.raises(ValueError):
+        verdict(1.0, 2.0, 1.0, 0.0, 3.0)
+    with pytest.raises(ValueError):
+        verdict(1.0, 0.5, 1.5, 3.0, 3.0)
+
+
+def _estimate(mean, sd, n=31, seed=0):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"variant": "v", "ns_per_op": rng.normal(mean, sd, n)})
+    return stats.median(df, "v")
+
+
+def test_record_decides_with_the_declared_band(tmp_path):
+    q = "readv(1) as UBUF: ns saved per call"
+    band = published.band("R2", q)
+    assert band is not None and band.contains(band.published)
+    row = report.record(
+        "R2", q, live=5.5, measured=_estimate(5.5, 0.1), reason="synthetic", out=tmp_path
+    )
+    assert row["verdict"] == "reproduced" and row["published"] == pytest.approx(5.5)
+    assert (row["band_low"], row["band_high"]) == (band.low, band.high)
+    assert row["unit"] == "ns" and row["n_runs"] == 1 and row["method"].startswith("BCa")
+    assert row["reason"].endswith("; synthetic") and row["explained"] == ""
+    row = report.record(
+        "R2", q, live=0.0, measured=_estimate(0.0, 0.1), reason="x", explained="y", out=tmp_path
+    )
+    assert row["verdict"] == "differs" and row["explained"] == "y"
+    row = report.record("R2", q, live=5.5, measured=_estimate(5.5, 10.0), reason="x", out=tmp_path)
+    assert row["verdict"] == "inconclusive" and row["noise"] > 0
+    row = report.record("R2", q, measured=None, reason="io_uring unavailable", out=tmp_path)
+    assert row["verdict"] == "not measured"
+    with pytest.raises(ValueError, match="declared band"):
+        report.record("R2", q, verdict="reproduced", reason="by hand", out=tmp_path)
+    df = report.summary_table(tmp_path)
+    assert list(df.columns) == report.COLUMNS and len(df) == 1
+    on_disk = json.loads(next((tmp_path / "summary").glob("*.json")).read_text())
+    assert set(on_disk) == set(report.COLUMNS)
+
+
+def test_record_without_a_band(tmp_path):
+    row = report.record("R9", "x", model=1.0, measured=_estimate(1, 0.1), reason="r", out=tmp_path)
+    assert row["verdict"] == "not measured" and "no declared band" in row["reason"]
+    row = report.record("T1", "y", verdict="reproduced", reason="a test row", out=tmp_path)
+    assert row["verdict"] == "reproduced" and row["method"] == "verdict given by the notebook"
+
+
+def test_judge_says_what_it_would_take():
+    band = published.band("R2", "readv(1) as UBUF: time saved per call")  # [2.5, 3.5] %
+    e = stats.Estimate(
+        quantity="x",
+        estimate=3.0,
+        ci_low=1.0,
+        ci_high=5.0,
+        confidence=0.95,
+        method="m",
+        n_runs=3,
+        n_batches=10,
+        within_run=0.1,
+        between_run=0.5,
+    )
+    v = report.judge(e, band)
+    assert v.verdict == "inconclusive" and v.shrink == pytest.approx(4.0)
+    assert "about 48 runs instead of 3" in v.reason
+    assert verdict(2.6, 2.1, 2.9, 2.5, 3.5).shrink == pytest.approx(5.0)
+    assert verdict(3.0, 2.6, 3.4, 2.5, 3.5).shrink is None
+    assert report.judge(None, band).verdict == "not measured"
+    assert report.judge(e, None).verdict == "not measured"
