@@ -16,25 +16,66 @@ from __future__ import annotations
 import errno
 import importlib.util
 import os
+import sys
 from typing import Any, NoReturn
+
+
+class CoreLoadError(ImportError):
+    """labkit's C core cannot be loaded (a bad ``LABKIT_EXT_PATH``, or no build)."""
+
+
+def _report_in_one_line(previous: Any) -> Any:
+    """An excepthook that prints an uncaught :class:`CoreLoadError` as one line.
+
+    Installed only when the C core fails to load: the ``labkit`` command (and
+    any script importing labkit) then says what is wrong instead of printing
+    the import machinery's traceback.  Other exceptions go to ``previous``.
+    """
+
+    def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        if issubclass(kind, CoreLoadError):
+            sys.stderr.write(f"labkit: {value}\n")
+        else:
+            previous(kind, value, tb)
+
+    return hook
+
+
+def _fail(message: str) -> NoReturn:
+    sys.excepthook = _report_in_one_line(sys.excepthook)
+    raise CoreLoadError(message)
+
+
+def _load_path(path: str) -> Any:
+    what = f"LABKIT_EXT_PATH={path!r}"
+    if not os.path.exists(path):
+        _fail(f"{what}: no such file (unset it to use the installed C core)")
+    if os.path.isdir(path):
+        _fail(f"{what} is a directory, not the C core's .so file")
+    spec = importlib.util.spec_from_file_location("labkit._labkit", path)
+    if spec is None or spec.loader is None:
+        _fail(f"{what} is not an extension module (a .so file)")
+    try:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        _fail(f"{what} cannot be loaded: {exc}")
+    if not (hasattr(module, "ffi") and hasattr(module, "lib")):
+        _fail(f"{what} is not a cffi build of labkit's C core (no ffi and lib)")
+    return module
 
 
 def _load() -> Any:
     path = os.environ.get("LABKIT_EXT_PATH")
     if path:
-        spec = importlib.util.spec_from_file_location("labkit._labkit", path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"LABKIT_EXT_PATH={path!r} is not a loadable extension")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        return _load_path(path)
     try:
         from labkit import _labkit
     except ImportError as exc:  # pragma: no cover - only without a build
-        raise ImportError(
+        _fail(
             "labkit's C core is not built: install the package (pip install -e .) "
-            "so that cffi compiles labkit/csrc"
-        ) from exc
+            f"so that cffi compiles labkit/csrc ({exc})"
+        )
     return _labkit
 
 
@@ -79,4 +120,4 @@ def check(ret: Any, message: str) -> Any:
     return ret
 
 
-__all__ = ["ffi", "lib", "check", "raise_errno"]
+__all__ = ["CoreLoadError", "ffi", "lib", "check", "raise_errno"]

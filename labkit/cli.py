@@ -133,7 +133,7 @@ def _bench(args: argparse.Namespace) -> int:
 
     from labkit import config
     from labkit.experiments import core_copy as corebench
-    from labkit.measure import results
+    from labkit.measure import results, runner
     from labkit.measure.envinfo import environment
 
     quick = config.quick_mode(args.quick)
@@ -143,6 +143,18 @@ def _bench(args: argparse.Namespace) -> int:
     if reps < 1 or runs < 1:
         print("labkit bench: --repeats and --runs must be >= 1", file=sys.stderr)
         return 2
+    # everything the run needs is checked before it measures, not after
+    try:
+        runner.cpu_arg(args.cpu)
+    except ValueError as exc:
+        print(f"labkit bench: --cpu {args.cpu}: {exc}", file=sys.stderr)
+        return 2
+    if not args.no_save:
+        try:
+            results.check_writable(corebench.EXPERIMENT)
+        except OSError as exc:
+            print(f"labkit bench: {exc.strerror} (or use --no-save)", file=sys.stderr)
+            return 2
     print(
         f"labkit bench copy: {'quick' if quick else 'full'} mode, sizes "
         f"{', '.join(map(str, cfg.sizes))} bytes, {runs} run(s) in single-threaded workers "
@@ -177,7 +189,11 @@ def _bench(args: argparse.Namespace) -> int:
             f"  (target {t.bound}: {mark})"
         )
     if not args.no_save:
-        path = results.save(corebench.EXPERIMENT, df, env=environment(quick=quick))
+        try:
+            path = results.save(corebench.EXPERIMENT, df, env=environment(quick=quick))
+        except OSError as exc:
+            print(f"labkit bench: the results could not be saved: {exc}", file=sys.stderr)
+            return 1
         print(f"\nresults: {path} (+ .json environment record)")
     return 0
 

@@ -36,6 +36,9 @@ CORE_TESTS = [
     "test_live.py",
     "test_kernel_differential.py",
     "test_xarray_folioq.py",
+    "test_fuzz.py",
+    "test_iter_threads.py",
+    "test_buffer_exports.py",
 ]
 
 

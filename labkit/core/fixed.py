@@ -60,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from labkit._args import SIZE_MAX, address_arg, int_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.iov_iter import IovIter, direction_arg
 from labkit.core.memory import Mapping, UserMemory
@@ -198,19 +199,17 @@ def register_buffer(
             multiple of 2 MiB.
 
     Raises:
+        TypeError: if mem is not a UserMemory, or addr, length or folio_shift
+            is not an integer.
         OSError: EFAULT for a length of 0 or above 1 GiB, or a range that is
             not mapped (as the kernel); EOVERFLOW for a range that wraps;
             EINVAL for a folio_shift outside 12..30 or folios not fully mapped.
     """
     if not isinstance(mem, UserMemory):
         raise TypeError(f"mem must be a labkit.UserMemory, not {type(mem).__name__}")
-    addr, length, folio_shift = int(addr), int(length), int(folio_shift)
-    if not 0 <= addr < 2**64:
-        raise_errno(errno.EFAULT, f"register_buffer: address {addr:#x} is not a user address")
-    if length < 0 or length >= 2**64:
-        raise_errno(errno.EFAULT, f"register_buffer: bad length {length}")
-    if not 0 <= folio_shift < 64:
-        raise_errno(errno.EINVAL, f"register_buffer: folio_shift {folio_shift} out of range")
+    addr = address_arg(addr, "register_buffer: address")
+    length = int_arg(length, "register_buffer: length", 0, SIZE_MAX, err=errno.EFAULT)
+    folio_shift = int_arg(folio_shift, "register_buffer: folio_shift", 0, 63, err=errno.EINVAL)
     out = ffi.new("struct lk_fixed_buf **")
     with mem.lock:
         ret = lib.lk_fixed_register(mem.c_mm, addr, length, folio_shift, out)
@@ -297,6 +296,7 @@ def io_import_fixed(
             valid with the seek it lived in.
 
     Raises:
+        TypeError: if addr or length is not an integer.
         OSError: EFAULT if the range is outside the buffer, wraps, or is longer
             than MAX_RW_COUNT (as the kernel).
         ValueError: for an unknown seek or bug, or a bug with the wrong seek.
@@ -305,9 +305,8 @@ def io_import_fixed(
     reg = _reg_arg(reg)
     s = _seek_arg(seek)
     flags = _bugs_arg(bugs, seek)
-    addr, length = int(addr), int(length)
-    if not 0 <= addr < 2**64 or not 0 <= length < 2**64:
-        raise_errno(errno.EFAULT, f"io_import_fixed: [{addr:#x}, +{length}) is not a user range")
+    addr = address_arg(addr, "io_import_fixed: address")
+    length = int_arg(length, "io_import_fixed: length", 0, SIZE_MAX, err=errno.EFAULT)
     it = ffi.new("struct lk_iov_iter *")
     ret = lib.lk_import_fixed(d, reg.c_buf, addr, length, s, flags, it)
     if ret == -errno.EFAULT:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from labkit._ffi import ffi
+from labkit.core.iter_args import buffer_arg
 
 PAGE_SIZE = 4096
 PAGE_SHIFT = 12
@@ -92,14 +93,8 @@ class Folio:
                 not a power-of-two number of pages of an order up to ``max_order``.
         """
         array = getattr(buf, "array", buf)  # a labkit.Mapping gives its array
-        try:
-            cbuf = ffi.from_buffer("uint8_t[]", array, require_writable=True)
-        except TypeError:
-            raise TypeError(
-                f"a folio needs a writable contiguous buffer, not {type(buf).__name__}"
-            ) from None
-        except (BufferError, ValueError) as exc:  # numpy: "ndarray is not C-contiguous"
-            raise TypeError(f"a folio needs a contiguous buffer: {exc}") from None
+        # buffer_arg: the export is never on the caller's memoryview (gh-77894)
+        cbuf = buffer_arg(array, writable=True, what="folio memory")
         addr, size = int(ffi.cast("uintptr_t", cbuf)), len(cbuf)
         if addr % PAGE_SIZE:
             raise ValueError(f"folio memory must start on a page boundary, not at {addr:#x}")

@@ -22,6 +22,7 @@ import errno
 from collections.abc import Sequence
 from typing import Any
 
+from labkit._args import index_arg, int_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.iov_iter import IovIter, direction_arg
 from labkit.core.memory import USER_PTR_MAX, UserMemory
@@ -38,7 +39,7 @@ def kernel_era(kernel: str | float | tuple[int, int]) -> int:
     """63 for a kernel before 6.4, 64 for 6.4 and later ("6.3", "6.4", "6.12", (6, 1) ...)."""
     try:
         if isinstance(kernel, tuple):
-            major, minor = int(kernel[0]), int(kernel[1])
+            major, minor = index_arg(kernel[0], "major"), index_arg(kernel[1], "minor")
         else:
             parts = str(kernel).split(".")
             major, minor = int(parts[0]), int(parts[1])
@@ -112,12 +113,13 @@ def import_iovec(
             (``access_ok()``; on 6.4 a single segment's length is clamped to
             MAX_RW_COUNT first, as ``import_ubuf()`` does).  Unmapped memory is
             not an error here: the copies fault on it.
+        ValueError: for fast_segs outside 0..UIO_MAXIOV.
+        TypeError: for an address, a length or fast_segs that is not an integer.
     """
     d = direction_arg(direction)
     mem = _mem_arg(mem)
     era = kernel_era(kernel)
-    if not 0 <= int(fast_segs) <= UIO_MAXIOV:
-        raise ValueError(f"fast_segs must be in 0..{UIO_MAXIOV}, got {fast_segs}")
+    fast_segs = int_arg(fast_segs, "fast_segs", 0, UIO_MAXIOV)
     pairs = list(iovecs)
     if len(pairs) > UIO_MAXIOV:
         raise_errno(
@@ -134,11 +136,11 @@ def import_iovec(
         addr = _addr(addr, f"import_iovec: segment {k}")
         uvec[k].iov_base = addr
         uvec[k].iov_len = length
-    fast = ffi.new("struct lk_iovec[]", max(int(fast_segs), 1))
+    fast = ffi.new("struct lk_iovec[]", max(fast_segs, 1))
     iovp = ffi.new("struct lk_iovec **")
     it = ffi.new("struct lk_iov_iter *")
     # the import does not read the address-space table (only copies do, under mem.lock)
-    ret = lib.lk_import_iovec(d, uvec, len(pairs), int(fast_segs), fast, iovp, it, mem.c_mm, era)
+    ret = lib.lk_import_iovec(d, uvec, len(pairs), fast_segs, fast, iovp, it, mem.c_mm, era)
     if ret < 0:
         _explain_import_error(-ret, uvec, len(pairs), era)
     heap = iovp[0] != ffi.NULL

@@ -9,6 +9,7 @@ docstrings for the few places where the model refuses what the kernel trusts.
 from __future__ import annotations
 
 import errno
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from labkit.core.iter_args import (
     address_of,
     buffer_arg,
     direction_arg,
+    released_on_error,
 )
 from labkit.core.pagecache import xarray_iter
 from labkit.errors import IterMisuseError
@@ -60,9 +62,12 @@ class IovIter:
     :meth:`xarray`, :meth:`folio_queue`) or with :func:`labkit.import_iovec`
     and friends.  The iterator keeps alive
     every buffer it points into.
+
+    Every operation holds the iterator's lock across its C call (cffi releases
+    the GIL there): threads sharing an iterator see one operation after another.
     """
 
-    __slots__ = ("_it", "_keep", "_mem", "heap_iovecs", "__weakref__")
+    __slots__ = ("_it", "_keep", "_mem", "_lock", "heap_iovecs", "__weakref__")
 
     def __init__(
         self, c_iter: Any, keep: Sequence[Any] = (), mem: Any = None, heap_iovecs: bool = False
@@ -71,6 +76,7 @@ class IovIter:
         self._it = c_iter
         self._keep = tuple(keep)
         self._mem = mem
+        self._lock = threading.RLock() if mem is None else None  # else mem.lock
         #: True when an import allocated the iovec array (more than fast_segs segments).
         self.heap_iovecs = heap_iovecs
 
@@ -82,7 +88,8 @@ class IovIter:
         d = direction_arg(direction)
         cbuf = buffer_arg(buf, writable=d == ITER_DEST)
         it = ffi.new("struct lk_iov_iter *")
-        check(lib.lk_iter_ubuf(it, d, address_of(cbuf), len(cbuf)), "ubuf")
+        with released_on_error([cbuf]):
+            check(lib.lk_iter_ubuf(it, d, address_of(cbuf), len(cbuf)), "ubuf")
         return cls(it, (cbuf,))
 
     @classmethod
@@ -90,21 +97,21 @@ class IovIter:
         cls, direction: int, bufs: Iterable[Any], count: int | None, kind: str
     ) -> IovIter:
         d = direction_arg(direction)
-        cbufs = [
-            buffer_arg(b, writable=d == ITER_DEST, what=f"{kind} segment {k}")
-            for k, b in enumerate(bufs)
-        ]
-        segs = ffi.new("struct lk_iovec[]", max(len(cbufs), 1))
-        for k, cb in enumerate(cbufs):
-            segs[k].iov_base = address_of(cb)
-            segs[k].iov_len = len(cb)
-        total = sum(len(cb) for cb in cbufs)
-        count = total if count is None else size_arg(count, "count")
-        if count > total:
-            raise ValueError(f"{kind}: count {count} exceeds the segments' {total} bytes")
-        it = ffi.new("struct lk_iov_iter *")
-        init = lib.lk_iter_init if kind == "iovec" else lib.lk_iter_kvec
-        check(init(it, d, segs, len(cbufs), count), kind)
+        cbufs: list[Any] = []
+        with released_on_error(cbufs):
+            for k, b in enumerate(bufs):
+                cbufs.append(buffer_arg(b, writable=d == ITER_DEST, what=f"{kind} segment {k}"))
+            segs = ffi.new("struct lk_iovec[]", max(len(cbufs), 1))
+            for k, cb in enumerate(cbufs):
+                segs[k].iov_base = address_of(cb)
+                segs[k].iov_len = len(cb)
+            total = sum(len(cb) for cb in cbufs)
+            count = total if count is None else size_arg(count, "count")
+            if count > total:
+                raise ValueError(f"{kind}: count {count} exceeds the segments' {total} bytes")
+            it = ffi.new("struct lk_iov_iter *")
+            init = lib.lk_iter_init if kind == "iovec" else lib.lk_iter_kvec
+            check(init(it, d, segs, len(cbufs), count), kind)
         return cls(it, (segs, *cbufs))
 
     @classmethod
@@ -131,6 +138,11 @@ class IovIter:
         entries = list(bvecs)
         segs = ffi.new("struct lk_bvec[]", max(len(entries), 1))
         keep: list[Any] = [segs]
+        with released_on_error(keep):
+            return cls._bvec_fill(d, entries, segs, keep, count)
+
+    @classmethod
+    def _bvec_fill(cls, d: Direction, entries: list, segs: Any, keep: list, count: Any) -> IovIter:
         total = 0
         for k, entry in enumerate(entries):
             try:
@@ -138,6 +150,7 @@ class IovIter:
             except (TypeError, ValueError):
                 raise TypeError(f"bvec {k} must be (page_buf, offset, length)") from None
             cb = buffer_arg(page_buf, writable=d == ITER_DEST, what=f"bvec {k} page_buf")
+            keep.append(cb)
             offset, length = size_arg(offset, "offset"), size_arg(length, "length")
             if offset > MAX_BVEC_FIELD or length > MAX_BVEC_FIELD or offset + length > len(cb):
                 raise ValueError(
@@ -147,7 +160,6 @@ class IovIter:
             segs[k].bv_page = address_of(cb)
             segs[k].bv_offset = offset
             segs[k].bv_len = length
-            keep.append(cb)
             total += length
         count = total if count is None else size_arg(count, "count")
         if count > total:
@@ -276,7 +288,9 @@ class IovIter:
         return self._it
 
     def state(self) -> dict[str, int | str]:
-        """The iterator's state as a dict (type, direction, count, iov_offset, nr_segs, seg)."""
+        """The iterator's state as a dict (type, direction, count, iov_offset, nr_segs, seg).
+
+        Read without the lock (a freed FolioQueue's iterator can still be shown)."""
         return {
             "type": self.iter_type,
             "direction": self.direction.name,
@@ -397,9 +411,10 @@ class IovIter:
 
     # ---- moving bytes ------------------------------------------------------
 
-    def _locked(self):
-        """The lock of what owns the memory (a freed FolioQueue's refuses entry)."""
-        return self._mem.lock if self._mem is not None else _NO_LOCK
+    def _locked(self) -> Any:
+        """Held across every C call on ``c_iter``: the lock of what owns the memory (a
+        freed FolioQueue's refuses entry), else the iterator's own."""
+        return self._mem.lock if self._mem is not None else self._lock
 
     def copy_to_iter(self, data: Any) -> int:
         """Copy ``data`` into the iterator's memory; returns bytes copied.
@@ -414,8 +429,7 @@ class IovIter:
         Raises:
             IterMisuseError: if the iterator is ITER_SOURCE (the kernel WARNs).
         """
-        src = buffer_arg(data, writable=False, what="data")
-        with self._locked():
+        with buffer_arg(data, writable=False, what="data") as src, self._locked():
             ret = lib.lk_copy_to_iter(src, len(src), self._it)
         if ret < 0:
             raise IterMisuseError(
@@ -437,11 +451,12 @@ class IovIter:
             raise IterMisuseError(
                 "copy_from_iter out of an ITER_DEST iterator (the kernel WARNs and copies nothing)"
             )
-        n = min(size_arg(n), self.count)
-        out = bytearray(n)
-        dst = ffi.from_buffer(out)
+        n = size_arg(n)
         with self._locked():
-            ret = lib.lk_copy_from_iter(dst, n, self._it)
+            n = min(n, self.count)
+            out = bytearray(n)
+            with ffi.from_buffer(out) as dst:
+                ret = lib.lk_copy_from_iter(dst, n, self._it)
         return bytes(out[:ret])
 
     def zero(self, n: int) -> int:
@@ -458,17 +473,6 @@ class IovIter:
         if ret < 0:
             raise IterMisuseError("zero() into an ITER_SOURCE iterator")
         return int(ret)
-
-
-class _NoLock:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
-_NO_LOCK = _NoLock()
 
 
 __all__ = [

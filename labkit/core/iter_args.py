@@ -8,7 +8,11 @@ so that none of them needs to import the others.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
+
+import numpy as np
 
 from labkit._ffi import ffi, lib
 
@@ -51,16 +55,58 @@ def direction_arg(direction: Any) -> Direction:
 
 
 def buffer_arg(buf: Any, writable: bool, what: str = "buf") -> Any:
-    """A cffi ``uint8_t[]`` over a contiguous buffer (kept alive by the result)."""
+    """A cffi ``uint8_t[]`` over a contiguous buffer of plain bytes (kept alive by the result).
+
+    The export the result holds is taken on a private numpy array over the
+    buffer, never on the caller's object: a ``memoryview`` holding an export
+    must not be collected in a reference cycle on CPython before 3.12.7
+    (gh-77894: its ``tp_clear`` frees the view under the export and the
+    interpreter crashes), and numpy arrays are not collected by the cycle
+    collector at all.  Release the result (``with``, or ``ffi.release``) as
+    soon as it is no longer needed.
+
+    Raises:
+        TypeError: if ``buf`` has no buffer, is not C-contiguous, holds Python
+            objects (numpy ``object`` arrays), or is read-only when
+            ``writable``.
+    """
+    kind = type(buf).__name__
     try:
-        return ffi.from_buffer("uint8_t[]", buf, require_writable=writable)
+        view = memoryview(buf)
+    except ValueError as exc:  # a released memoryview
+        raise ValueError(f"{what}: {exc}") from None
     except TypeError:
         raise TypeError(
             f"{what} must be a contiguous {'writable ' if writable else ''}buffer "
-            f"(numpy array, bytearray, memoryview), not {type(buf).__name__}"
+            f"(numpy array, bytearray, memoryview), not {kind}"
         ) from None
-    except BufferError as exc:
-        raise TypeError(f"{what}: {exc}") from None
+    with view:
+        if "O" in view.format:
+            raise TypeError(f"{what}: a {kind} of Python objects is not memory to copy into")
+        if not view.c_contiguous:
+            raise TypeError(f"{what}: the {kind} is not C-contiguous")
+        if writable and view.readonly:
+            raise TypeError(f"{what} must be writable, and this {kind} is read-only")
+        # np.frombuffer shares the view's managed buffer: no export on ``view``
+        array = np.frombuffer(view, dtype=np.uint8)
+    return ffi.from_buffer("uint8_t[]", array, require_writable=writable)
+
+
+def release(cbufs: Iterable[Any]) -> None:
+    """Release the exports of :func:`buffer_arg` results (before raising, or when done)."""
+    for cb in cbufs:
+        ffi.release(cb)
+
+
+@contextmanager
+def released_on_error(cbufs: list[Any]) -> Iterator[list[Any]]:
+    """Release the exports in ``cbufs`` if the block raises: no export may outlive a
+    refused call (one held on a memoryview in the exception's frame is gh-77894)."""
+    try:
+        yield cbufs
+    except BaseException:
+        release(cbufs)
+        raise
 
 
 def address_of(cbuf: Any) -> int:
@@ -77,4 +123,6 @@ __all__ = [
     "address_of",
     "buffer_arg",
     "direction_arg",
+    "release",
+    "released_on_error",
 ]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from labkit._args import index_arg
 from labkit._ffi import ffi, lib, raise_errno
 
 #: The page size of the model, from the C core (``LK_PAGE_SHIFT`` in lk_common.h):
@@ -294,7 +295,8 @@ class UserMemory:
         return self.accessible(addr, length, write=write) == length
 
     def find(self, addr: int) -> Mapping | None:
-        """The live mapping that holds ``addr``, or None."""
+        """The live mapping that holds ``addr``, or None (TypeError if it is not an integer)."""
+        addr = index_arg(addr, "addr")
         with self.lock:
             for m in self._maps.values():
                 if m.addr <= addr < m.end:
@@ -309,6 +311,7 @@ class UserMemory:
             OSError: EFAULT if the range is not inside one live, readable mapping.
         """
         m = self.find(addr)
+        length = index_arg(length, "length")
         if m is None or length < 0 or addr + length > m.end or m.prot == PROT_NONE:
             raise_errno(
                 errno.EFAULT, f"view: [{addr:#x}, +{length}) is not inside one readable mapping"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from labkit._args import UINT_MAX, positive_int
 from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
 from labkit.live.clock import clock
@@ -396,7 +397,7 @@ def _peak_in_worker(
 ) -> runner.Rows:
     """One run of :func:`run_peak`, in this (worker) process."""
     ops = list(ops)
-    depths = [int(d) for d in depths]
+    depths = [positive_int(d, "depth", maximum=UINT_MAX) for d in depths]
     zfd = open_zero()
     details: dict[str, list[PeakResult]] = {}
     try:

@@ -8,7 +8,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from labkit._args import positive_int
+from labkit._args import (
+    INT64_MAX,
+    SIZE_MAX,
+    UINT_MAX,
+    fd_arg,
+    index_arg,
+    int_arg,
+    positive_int,
+    seconds_arg,
+)
 from labkit._ffi import check, ffi, lib, raise_errno
 from labkit.live.variants import DEFAULT_LENGTH, read_variant
 
@@ -44,6 +53,13 @@ class Ring:
     A request that does not complete within the timeout raises
     ``OSError(ETIME)``; while it stays in flight, further operations raise
     ``OSError(EBUSY)`` (closing the ring cancels it).
+
+    Arguments are checked as everywhere in labkit (``labkit._args``):
+    integers only (TypeError otherwise); a count or size out of range is
+    ``OSError(EINVAL)``, a descriptor outside a C ``int`` ``OSError(EBADF)``, a
+    buffer offset outside the buffer ``OSError(EFAULT)``; a timeout is a
+    number of seconds, ``0 < timeout <= labkit._args.MAX_SECONDS``
+    (``OSError(EINVAL)`` otherwise).
     """
 
     def __init__(
@@ -55,10 +71,10 @@ class Ring:
         timeout: float = 1.0,
         register_ring_fd: bool = False,
     ):
-        entries = positive_int(entries, "entries")
+        entries = positive_int(entries, "entries", maximum=UINT_MAX)
+        flags = int_arg(flags, "flags", 0, UINT_MAX, err=errno.EINVAL)
         scratch = positive_int(scratch, "scratch")
-        if not timeout > 0:
-            raise_errno(errno.EINVAL, f"timeout must be > 0 seconds, got {timeout}")
+        timeout = seconds_arg(timeout, "timeout")
         # every C call on the handle holds this lock (cffi releases the GIL): a
         # close() from another thread waits for a running batch instead of
         # unmapping the ring under it, and two threads never share the SQ/CQ
@@ -141,9 +157,8 @@ class Ring:
         }
 
     def set_timeout(self, seconds: float) -> None:
-        """Bound every later wait by ``seconds``."""
-        if not seconds > 0:
-            raise_errno(errno.EINVAL, f"timeout must be > 0 seconds, got {seconds}")
+        """Bound every later wait by ``seconds`` (``0 < seconds <= MAX_SECONDS``)."""
+        seconds = seconds_arg(seconds, "timeout")
         check(self._call(lib.lk_ring_set_timeout, int(seconds * 1e9)), "set timeout")
 
     # -- registration
@@ -156,18 +171,21 @@ class Ring:
         table into folio-sized bvecs).  The kernel refuses more than 1 GiB
         (``OSError(EFAULT)``); 0 is ``OSError(EINVAL)``.
         """
-        size = size.__index__()
-        if size < 1:
-            raise_errno(errno.EINVAL, f"buffer size must be >= 1, got {size}")
+        size = min(int_arg(size, "buffer size", 1, err=errno.EINVAL), SIZE_MAX)
         check(
             self._call(lib.lk_ring_register_buffer, size, int(bool(hugepages))),
             f"registering a {size}-byte buffer",
         )
 
     def register_files(self, fds: Sequence[int]) -> None:
-        """Register descriptors; operations with ``fixed_file=True`` use their index."""
-        arr = ffi.new("int[]", list(fds))
-        check(self._call(lib.lk_ring_register_files, arr, len(fds)), "registering files")
+        """Register descriptors; operations with ``fixed_file=True`` use their index.
+
+        -1 leaves a slot empty, as the kernel allows; a value outside a C
+        ``int`` is ``OSError(EBADF)``; none, or more than 1024, ``OSError(EINVAL)``.
+        """
+        values = [fd_arg(fd, f"fds[{k}]", minimum=-1) for k, fd in enumerate(fds)]
+        arr = ffi.new("int[]", values)
+        check(self._call(lib.lk_ring_register_files, arr, len(values)), "registering files")
 
     # -- memory the ring reads into
     def _area(self, where: str) -> int:
@@ -176,18 +194,30 @@ class Ring:
         return 0 if where == "scratch" else 1
 
     def fill(self, byte: int, where: str = "registered") -> None:
-        """Set every byte of the scratch or registered buffer to ``byte``."""
-        check(self._call(lib.lk_ring_fill, self._area(where), byte & 0xFF), f"fill {where}")
+        """Set every byte of the scratch or registered buffer to ``byte`` (taken modulo 256)."""
+        value = index_arg(byte, "byte") & 0xFF
+        check(self._call(lib.lk_ring_fill, self._area(where), value), f"fill {where}")
 
     def memory(self, offset: int, n: int, where: str = "registered") -> bytes:
-        """A copy of ``n`` bytes at ``offset`` of the scratch or registered buffer."""
-        if offset < 0 or n < 0:
-            raise_errno(errno.EINVAL, "offset and n must be >= 0")
-        dst = ffi.new("char[]", max(n, 1))
-        check(
-            self._call(lib.lk_ring_copy_out, self._area(where), offset, dst, n),
-            f"{n} bytes at {offset} of the {where} buffer",
-        )
+        """A copy of ``n`` bytes at ``offset`` of the scratch or registered buffer.
+
+        Raises:
+            OSError: EINVAL for a negative offset or n; EFAULT for a range outside
+                the buffer; ENOENT for the registered buffer when none is.
+        """
+        area = self._area(where)
+        offset = min(int_arg(offset, "offset", 0, err=errno.EINVAL), SIZE_MAX)
+        n = min(int_arg(n, "n", 0, err=errno.EINVAL), SIZE_MAX)
+        with self._lock:
+            info = self.info()
+            size = info["scratch_len"] if area == 0 else info["reg_len"]
+            # never allocate more than the buffer holds: the C copy refuses any n
+            # beyond it (EFAULT) before it writes into dst
+            dst = ffi.new("char[]", max(min(n, size), 1))
+            check(
+                lib.lk_ring_copy_out(self._h(), area, offset, dst, n),
+                f"{n} bytes at {offset} of the {where} buffer",
+            )
         return bytes(ffi.buffer(dst, n))
 
     # -- operations
@@ -195,11 +225,10 @@ class Ring:
         self, op: str, fd: int, length: int, offset: int, buf_offset: int, fixed_file: bool
     ) -> Any:
         vid = read_variant(op, interface="uring").id
+        fd = fd_arg(fd, "fd", minimum=-(2**31))  # a negative fd completes with EBADF
         length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
-        if offset < -1:
-            raise_errno(errno.EINVAL, f"offset must be >= -1, got {offset}")
-        if buf_offset < 0:
-            raise_errno(errno.EFAULT, f"buf_offset must be >= 0, got {buf_offset}")
+        offset = int_arg(offset, "offset", -1, INT64_MAX, err=errno.EINVAL)
+        buf_offset = int_arg(buf_offset, "buf_offset", 0, SIZE_MAX, err=errno.EFAULT)
         return ffi.new(
             "struct lk_uop *",
             {
@@ -245,12 +274,17 @@ class Ring:
         buf_offset: int = 0,
         fixed_file: bool = False,
     ) -> bytes:
-        """:meth:`submit`, then return the bytes it wrote into the ring's memory."""
-        res = self.submit(
-            op, fd, length, offset=offset, buf_offset=buf_offset, fixed_file=fixed_file
-        )
+        """:meth:`submit`, then return the bytes it wrote into the ring's memory.
+
+        Submit and copy-out are one critical section: another thread's request
+        on this ring cannot overwrite the bytes before they are copied.
+        """
         where = "registered" if read_variant(op).uring == "READ_FIXED" else "scratch"
-        return self.memory(buf_offset, res, where)
+        with self._lock:
+            res = self.submit(
+                op, fd, length, offset=offset, buf_offset=buf_offset, fixed_file=fixed_file
+            )
+            return self.memory(buf_offset, res, where)
 
     def roundtrip_ns(
         self,
@@ -294,7 +328,7 @@ class Ring:
         enter call.  All requests read into the same buffer.
         """
         uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
-        depth = positive_int(depth, "depth")
+        depth = positive_int(depth, "depth", maximum=UINT_MAX)
         submit_batch = positive_int(submit_batch, "submit_batch", maximum=depth)
         complete_batch = positive_int(complete_batch, "complete_batch", maximum=depth)
         ios = positive_int(ios, "ios")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -40,34 +41,39 @@ class PatternFile:
     """A file of ``size`` bytes with :func:`pattern_bytes` content, opened read-only.
 
     Created in :func:`tmpfs_dir` (memory-backed, so reads never wait for a
-    disk) unless ``directory`` is given; removed on :meth:`close`.  Use as a
-    context manager.
+    disk) unless ``directory`` is given.  The file has no name from the moment
+    it exists (``O_TMPFILE``; where the file system lacks it, the name is
+    unlinked right after the file is opened): it lives only as long as its
+    descriptor, so nothing is left behind when the process dies, even by
+    SIGKILL.  ``path`` opens it from this process while it is open
+    (``/proc/self/fd/N``).  :meth:`close` closes it.  Use as a context manager.
     """
 
     def __init__(self, size: int = 64 * 1024, directory: str | os.PathLike[str] | None = None):
         size = positive_int(size, "size")
         d = Path(directory) if directory is not None else tmpfs_dir()
-        fd, name = tempfile.mkstemp(prefix="labkit-pattern-", dir=d)
+        wfd = _unnamed_file(d)
         try:
             chunk = 1 << 20
             for start in range(0, size, chunk):
-                os.write(fd, pattern_bytes(start, min(chunk, size - start)))
+                data = pattern_bytes(start, min(chunk, size - start))
+                if os.pwrite(wfd, data, start) != len(data):
+                    raise OSError(errno.ENOSPC, f"short write to a pattern file in {d}")
+            self.fd: int = os.open(f"/proc/self/fd/{wfd}", os.O_RDONLY)
         finally:
-            os.close(fd)
-        self.path = Path(name)
+            os.close(wfd)
         self.size = size
-        self.fd: int = os.open(name, os.O_RDONLY)
+        self.path = Path(f"/proc/self/fd/{self.fd}")
 
     def expected(self, offset: int, n: int) -> bytes:
         """The bytes a read of ``n`` at ``offset`` must return."""
         return pattern_bytes(offset, n)
 
     def close(self) -> None:
-        """Close the descriptor and remove the file (idempotent)."""
-        if self.fd >= 0:
+        """Close the descriptor, which frees the file (idempotent)."""
+        if getattr(self, "fd", -1) >= 0:
             os.close(self.fd)
             self.fd = -1
-            self.path.unlink(missing_ok=True)
 
     def __enter__(self) -> PatternFile:
         return self
@@ -80,6 +86,20 @@ class PatternFile:
             self.close()
         except Exception:
             pass
+
+
+def _unnamed_file(directory: Path) -> int:
+    """A read-write descriptor on a new file in ``directory`` that has no name there."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is not None:
+        try:
+            return os.open(directory, flag | os.O_RDWR, 0o600)
+        except OSError as exc:  # a file system without O_TMPFILE says one of these
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise
+    fd, name = tempfile.mkstemp(prefix="labkit-pattern-", dir=directory)
+    os.unlink(name)  # at once: only the descriptor keeps the file
+    return fd
 
 
 def open_zero() -> int:

@@ -8,14 +8,24 @@ import statistics
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from labkit._args import positive_int
-from labkit._ffi import check, ffi, lib, raise_errno
+from labkit._args import INT64_MAX, fd_arg, int_arg, positive_int
+from labkit._ffi import check, ffi, lib
 from labkit.live.sources import aligned_buffer, open_zero
 from labkit.live.variants import DEFAULT_LENGTH, SYSCALL_VARIANTS, read_variant
 
 
 def _syscall_id(name: str) -> int:
     return read_variant(name, interface="syscall").id
+
+
+def _fd(fd: Any) -> int:
+    """A descriptor (any C ``int``: the kernel answers EBADF for a bad one)."""
+    return fd_arg(fd, "fd", minimum=-(2**31))
+
+
+def _offset(offset: Any) -> int:
+    """-1 (the file position) or a file offset; anything else is OSError(EINVAL)."""
+    return int_arg(offset, "offset", -1, INT64_MAX, err=errno.EINVAL)
 
 
 def syscall_ns(
@@ -36,6 +46,7 @@ def syscall_ns(
 def syscall_read(variant: str, fd: int, length: int = DEFAULT_LENGTH, offset: int = -1) -> bytes:
     """One untimed call of a read variant: the bytes it read (for correctness checks)."""
     vid = _syscall_id(variant)
+    fd, offset = _fd(fd), _offset(offset)
     length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
     owner, buf = aligned_buffer(length)
     n = int(check(lib.lk_sys_read_once(vid, fd, buf, length, offset), f"{variant} on fd {fd}"))
@@ -57,10 +68,9 @@ def syscall_variants(
     The variants share one page-aligned buffer, kept alive by the callables.
     """
     ids = {name: _syscall_id(name) for name in names}
+    fd, offset = _fd(fd), _offset(offset)
     length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
     iters = positive_int(iters, "iters")
-    if offset < -1:
-        raise_errno(errno.EINVAL, f"offset must be >= -1, got {offset}")
     owner, buf = aligned_buffer(length)
     return {
         name: _bind(vid, fd, buf, owner, length, offset, iters, name) for name, vid in ids.items()

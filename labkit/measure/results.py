@@ -19,6 +19,7 @@ into one DataFrame with ``saved_run`` and ``host`` columns.
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import json
 import os
 import re
@@ -28,9 +29,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 import pandas as pd
 
 from labkit import config
+from labkit.measure.runner import COLUMNS
 
 #: read_csv options that read floats back exactly (pandas 3 does by default).
 READ_CSV_EXACT: dict = (
@@ -60,6 +63,32 @@ def results_dir(experiment: str, data_dir: Path | str | None = None) -> Path:
     """``<data_dir>/results/<experiment>`` (data_dir defaults to :func:`labkit.config.data_dir`)."""
     base = Path(data_dir) if data_dir is not None else config.data_dir()
     return base / "results" / _safe_name(experiment, "experiment")
+
+
+def check_writable(experiment: str, data_dir: Path | str | None = None) -> Path:
+    """Create ``experiment``'s results directory and check that a file can be written there.
+
+    Call it before measuring, so that a bad ``LABKIT_DATA`` (a file, a
+    read-only folder, ``/proc/self``) is found before the results exist,
+    not after.  Returns the directory.
+
+    Raises:
+        OSError: with the errno of the failure and a message naming the
+            directory (and ``LABKIT_DATA`` when the directory comes from it).
+    """
+    out = results_dir(experiment, data_dir)
+    env = os.environ.get("LABKIT_DATA") if data_dir is None else None
+    where = f"{out} (LABKIT_DATA={env})" if env else str(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".labkit-write-check.", suffix=".tmp", dir=out)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise OSError(
+            exc.errno, f"cannot write results to {where}: {exc.strerror or exc}"
+        ) from None
+    return out
 
 
 def atomic_write(path: Path | str, write: Callable[[IO[str]], Any]) -> Path:
@@ -145,14 +174,89 @@ def save(
     return csv_path
 
 
-def load_run(csv_path: Path | str) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """One saved run: (its DataFrame, its environment record; {} if the JSON is missing)."""
+class ResultFileError(ValueError):
+    """A saved result file that does not hold what :func:`save` writes.
+
+    Attributes:
+        path: the file at fault (the CSV, or its JSON record).
+        reason: what is wrong with it, in a few words.
+    """
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = Path(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+def _read_text(path: Path, what: str) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ResultFileError(path, f"cannot read the {what}: {exc.strerror or exc}") from None
+    if not data.strip():
+        raise ResultFileError(path, f"the {what} is empty")
+    if b"\0" in data:
+        raise ResultFileError(path, f"the {what} is binary, not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ResultFileError(path, f"the {what} is not UTF-8 text") from None
+
+
+def _read_record(json_path: Path) -> dict[str, Any] | None:
+    """The JSON record beside a CSV, checked to be what :func:`save` writes; None if absent."""
+    if not json_path.exists():
+        return None
+    text = _read_text(json_path, "environment record")
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ResultFileError(json_path, f"the environment record is not JSON ({exc})") from None
+    if not isinstance(record, dict):
+        raise ResultFileError(
+            json_path, f"the environment record is a JSON {type(record).__name__}, not an object"
+        )
+    env, rows, columns = record.get("env", {}), record.get("rows"), record.get("columns")
+    if not isinstance(env, dict):
+        raise ResultFileError(json_path, "its 'env' is not an object")
+    if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 0):
+        raise ResultFileError(json_path, f"its 'rows' is not a count: {rows!r}")
+    if columns is not None and (
+        not isinstance(columns, list) or not all(isinstance(c, str) for c in columns)
+    ):
+        raise ResultFileError(json_path, "its 'columns' is not a list of names")
+    return record
+
+
+def load_run(
+    csv_path: Path | str,
+    *,
+    required: Sequence[str] = (),
+    experiment: str | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One saved run: (its DataFrame, its environment record; {} if the JSON is missing).
+
+    Each file is checked against what :func:`save` writes: UTF-8 text, not
+    empty, the last row complete (ending with a newline), the header, row
+    count and experiment of its JSON record (when there is one), and the
+    ``required`` columns; ``ns_per_op``, where present, must be finite
+    numbers >= 0 and ``repeat`` integers.
+
+    Raises:
+        ResultFileError: (a ValueError) naming the bad file and what is wrong.
+    """
     csv_path = Path(csv_path)
-    df = pd.read_csv(csv_path, **READ_CSV_EXACT)
-    json_path = csv_path.with_suffix(".json")
-    env: dict[str, Any] = {}
-    if json_path.exists():
-        env = json.loads(json_path.read_text(encoding="utf-8")).get("env", {})
+    text = _read_text(csv_path, "CSV file")
+    if not text.endswith("\n"):
+        raise ResultFileError(csv_path, "truncated: the last row does not end with a newline")
+    try:
+        df = pd.read_csv(io.StringIO(text), **READ_CSV_EXACT)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ResultFileError(csv_path, f"not a readable CSV table ({first})") from None
+    record = _read_record(csv_path.with_suffix(".json"))
+    _check_frame(csv_path, df, record, required, experiment)
+    env: dict[str, Any] = record.get("env", {}) if record is not None else {}
     return df, env
 
 
@@ -160,6 +264,36 @@ def default_data_dirs() -> list[Path]:
     """Where :func:`runs` looks by default: the user's data dir, then labkit's reference results."""
     dirs = [config.data_dir(), config.reference_data_dir()]
     return [d for k, d in enumerate(dirs) if d.resolve() not in {e.resolve() for e in dirs[:k]}]
+
+
+def _check_frame(
+    path: Path,
+    df: pd.DataFrame,
+    record: dict[str, Any] | None,
+    required: Sequence[str],
+    experiment: str | None,
+) -> None:
+    columns = list(map(str, df.columns))
+    missing = [c for c in required if c not in columns]
+    if missing:
+        raise ResultFileError(path, f"another schema: no column {', '.join(missing)}")
+    if record is not None:
+        if record.get("columns") is not None and record["columns"] != columns:
+            raise ResultFileError(
+                path, f"its columns {columns} are not its record's {record['columns']}"
+            )
+        if record.get("rows") is not None and record["rows"] != len(df):
+            raise ResultFileError(
+                path, f"{len(df)} rows where its record says {record['rows']} (truncated?)"
+            )
+        if experiment is not None and record.get("experiment") not in (None, experiment):
+            raise ResultFileError(path, f"a run of {record['experiment']!r}, not of {experiment!r}")
+    if "ns_per_op" in df.columns and len(df):
+        ns = pd.to_numeric(df["ns_per_op"], errors="coerce")
+        if ns.isna().any() or not np.isfinite(ns).all() or (ns < 0).any():
+            raise ResultFileError(path, "ns_per_op holds values that are not finite numbers >= 0")
+    if "repeat" in df.columns and len(df) and not pd.api.types.is_integer_dtype(df["repeat"]):
+        raise ResultFileError(path, "repeat holds values that are not integers")
 
 
 def runs(experiment: str, data_dir: Path | str | Sequence[Path | str] | None = None) -> list[Path]:
@@ -192,6 +326,8 @@ def load(
     data_dir: Path | str | Sequence[Path | str] | None = None,
     *,
     env_columns: Sequence[str] = ENV_COLUMNS,
+    required: Sequence[str] = COLUMNS,
+    bad: str = "raise",
 ) -> pd.DataFrame:
     """Every saved run of ``experiment`` merged into one DataFrame.
 
@@ -200,10 +336,26 @@ def load(
     that measured the row, :mod:`labkit.measure.workers`), ``host`` and the
     ``env_columns`` of its environment record (prefixed ``env_``).  No runs:
     an empty frame.
+
+    Every file is validated first (see :func:`load_run`; ``required`` are the
+    columns every run must have, by default those of
+    :func:`labkit.measure.runner.run`).  A bad file is refused
+    (``bad="raise"``: :class:`ResultFileError` naming it) or left out
+    (``bad="skip"``: a :class:`ResultFileWarning` names it, and the frame's
+    ``attrs["skipped"]`` lists ``(path, reason)`` pairs).
     """
-    frames = []
+    if bad not in ("raise", "skip"):
+        raise ValueError(f"bad must be 'raise' or 'skip', got {bad!r}")
+    frames, skipped = [], []
     for path in runs(experiment, data_dir):
-        df, env = load_run(path)
+        try:
+            df, env = load_run(path, required=required, experiment=experiment)
+        except ResultFileError as exc:
+            if bad == "raise":
+                raise
+            warnings.warn(str(exc), ResultFileWarning, stacklevel=2)
+            skipped.append((exc.path, exc.reason))
+            continue
         df.insert(0, "saved_run", path.stem)
         df.insert(1, "host", env.get("hostname", path.stem.split("-", 1)[-1]))
         for col in env_columns:
@@ -218,14 +370,25 @@ def load(
         warnings.warn(
             f"results.load: no runs of {experiment!r} in {where}", NoResultsWarning, stacklevel=2
         )
-        return pd.DataFrame()
-    return pd.concat(frames, ignore_index=True)
+        empty = pd.DataFrame()
+        empty.attrs["skipped"] = skipped
+        return empty
+    merged = pd.concat(frames, ignore_index=True)
+    merged.attrs["skipped"] = skipped
+    return merged
+
+
+class ResultFileWarning(UserWarning):
+    """A result file :func:`load` left out (``bad="skip"``)."""
 
 
 __all__ = [
     "ENV_COLUMNS",
     "NoResultsWarning",
+    "ResultFileError",
+    "ResultFileWarning",
     "atomic_write",
+    "check_writable",
     "default_data_dirs",
     "load",
     "load_run",

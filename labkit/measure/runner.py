@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from labkit._args import iters_arg
+from labkit._args import index_arg, int_arg, iters_arg
 from labkit.measure import threads
 
 # tqdm's monitor is a thread: a single-threaded worker (labkit.measure.workers) must not get one
@@ -61,6 +61,34 @@ def default_cpu() -> int:
     return max(os.sched_getaffinity(0))
 
 
+def cpu_arg(cpu: Any) -> int | None:
+    """``cpu`` checked before anything runs: None (the default CPU), or one this
+    process may use.
+
+    Raises:
+        TypeError: if ``cpu`` is not an integer (or None).
+        ValueError: if it is not one of the CPUs this process may use.
+    """
+    if cpu is None:
+        return None
+    target = index_arg(cpu, "cpu")
+    allowed = sorted(os.sched_getaffinity(0))
+    if target not in allowed:
+        raise ValueError(f"cpu {target} is not one this process may use ({_ranges(allowed)})")
+    return target
+
+
+def _ranges(cpus: Sequence[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2,5"."""
+    runs: list[list[int]] = []
+    for c in cpus:
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
 @contextmanager
 def pinned(cpu: int | None) -> Iterator[int]:
     """Pin the calling thread to ``cpu`` for the ``with`` block, then restore its affinity.
@@ -69,11 +97,11 @@ def pinned(cpu: int | None) -> Iterator[int]:
 
     Raises:
         ValueError: if ``cpu`` is not one of the CPUs this process may use.
+        TypeError: if ``cpu`` is not an integer (or None).
     """
+    target = cpu_arg(cpu)
     before = os.sched_getaffinity(0)
-    target = default_cpu() if cpu is None else int(cpu)
-    if target not in before:
-        raise ValueError(f"cpu {target} is not in this process's affinity set {sorted(before)}")
+    target = default_cpu() if target is None else target
     os.sched_setaffinity(0, {target})
     try:
         yield target
@@ -187,10 +215,8 @@ def measure(
     """
     if not variants:
         raise ValueError("run: no variants to measure")
-    if int(repeats) < 1:
-        raise ValueError(f"run: repeats must be >= 1, got {repeats}")
-    if int(warmup) < 0:
-        raise ValueError(f"run: warmup must be >= 0, got {warmup}")
+    repeats = int_arg(repeats, "run: repeats", 1)
+    warmup = int_arg(warmup, "run: warmup", 0)
     params = dict(params or {})
     clash = set(params) & set(COLUMNS)
     if clash:

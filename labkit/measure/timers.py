@@ -13,7 +13,7 @@ from __future__ import annotations
 import errno
 from typing import Any
 
-from labkit._args import iters_arg, size_arg
+from labkit._args import index_arg, iters_arg, size_arg
 from labkit._ffi import check, ffi, lib, raise_errno
 from labkit.core.fixed import RegisteredBuffer, _reg_arg, _seek_arg
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter, buffer_arg
@@ -85,11 +85,13 @@ def time_copy_from_iter(it: IovIter, dst: Any, n: int, iters: int) -> float:
 
 def time_advance(it: IovIter, n: int, iters: int) -> float:
     """ns per ``advance(n)`` of a fresh copy of ``it`` (``it`` is unchanged)."""
-    return _batch(lib.lk_time_advance(it.c_iter, size_arg(n), iters_arg(iters)), "time_advance")
+    n = size_arg(n)
+    with it._locked():  # the C loop copies the iterator: not while another thread moves it
+        return _batch(lib.lk_time_advance(it.c_iter, n, iters_arg(iters)), "time_advance")
 
 
 def _offset_arg(reg: RegisteredBuffer, offset: int, length: int) -> tuple[int, int]:
-    offset, length = int(offset), int(length)
+    offset, length = index_arg(offset, "offset"), index_arg(length, "length")
     if offset < 0 or length < 0 or offset + length > reg.length:
         raise_errno(
             errno.EFAULT,

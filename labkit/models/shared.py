@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from labkit._args import index_arg
 from labkit._ffi import ffi
 from labkit.core.memory import PAGE_SIZE, UserMemory
 
@@ -31,7 +32,7 @@ class SharedMemory:
 
     def __init__(self, size: int = PAGE_SIZE, mem: UserMemory | None = None) -> None:
         self.mem = mem if mem is not None else UserMemory()
-        self.data = self.mem.map(max(int(size), 1))
+        self.data = self.mem.map(max(index_arg(size, "size"), 1))
         self.table = self.mem.map(PAGE_SIZE)
         self._next = 0
         # kernel-side memory (not in the modelled address space): argument slots

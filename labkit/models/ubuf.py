@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import errno
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
 import numpy as np
 
-from labkit._args import iters_arg, size_arg
+from labkit._args import SIZE_MAX, int_arg, iters_arg, size_arg
 from labkit._ffi import check, ffi, lib, raise_errno
 from labkit.config import quick_mode
 from labkit.core.imports import kernel_era
@@ -93,14 +94,22 @@ def defer_every_for(rate: float) -> int:
     ``rate`` 0 means no request is deferred (k = 0); 1 defers every request.
 
     Raises:
-        ValueError: for a rate outside [0, 1] or not a number.
+        TypeError: if ``rate`` is not a real number (a string, None, ...).
+        ValueError: for a rate outside [0, 1] or NaN.
     """
+    if isinstance(rate, (str, bytes, bool)) or not isinstance(rate, numbers.Real):
+        raise TypeError(f"defer rate must be a number, not {type(rate).__name__}")
     rate = float(rate)
     if not 0.0 <= rate <= 1.0 or math.isnan(rate):
         raise ValueError(f"defer rate must be in [0, 1], got {rate}")
     if rate == 0.0:
         return 0
     return max(1, round(1.0 / rate))
+
+
+def _size(value: Any, name: str) -> int:
+    """A byte count for the model: an int in 0..SIZE_MAX, else OSError(EINVAL)."""
+    return int_arg(value, name, 0, SIZE_MAX, err=errno.EINVAL)
 
 
 def _segments_arg(
@@ -113,7 +122,7 @@ def _segments_arg(
     """
     if segments is None:
         return variant.segments(size) if variant.vectored else [(0, size)]
-    segs = [int(s) for s in segments]
+    segs = [_size(s, f"segment {k} length") for k, s in enumerate(segments)]
     if len(segs) > int(lib.LK_UBUF_MAX_SEGS):
         raise_errno(
             errno.EINVAL,
@@ -143,9 +152,7 @@ class _Model:
     ) -> None:
         if op not in OPS:
             raise ValueError(f"op must be one of {sorted(OPS)}, got {op!r}")
-        size = int(size)
-        if size < 0:
-            raise_errno(errno.EINVAL, f"size must be >= 0, got {size}")
+        size = _size(size, "size")
         self.op = op
         layout = _segments_arg(segments, size, variant)
         self.segments = [length for _, length in layout]
@@ -160,7 +167,24 @@ class _Model:
         else:
             self.mem = mem if mem is not None else UserMemory()
             self.data = self.mem.map(max(total, 1))
-            self.uvec_map, uvec_off = self.mem.map(nseg * 16), 0
+            try:
+                self.uvec_map, uvec_off = self.mem.map(nseg * 16), 0
+            except BaseException:
+                self.mem.unmap(self.data)  # a refused set-up leaves nothing mapped
+                raise
+        try:
+            self._set_up(variant, era, layout, size, total, nseg, uvec_off, shared)
+        except BaseException:
+            if shared is None:
+                self.mem.unmap(self.data)
+                self.mem.unmap(self.uvec_map)
+            raise
+
+    def _set_up(
+        self, variant: Any, era: int, layout: list, size: int, total: int, nseg: int,
+        uvec_off: int, shared: Any,
+    ) -> None:  # fmt: skip
+        """The iovec array in user memory and the C arguments (after the mappings)."""
         self.uvec_addr = self.uvec_map.addr + uvec_off
         # the user's iovec array, written into user memory
         table = (
@@ -176,7 +200,7 @@ class _Model:
         a.mm = self.mem.c_mm
         a.variant = variant.id
         a.era = era
-        a.op = OPS[op]
+        a.op = OPS[self.op]
         a.buf = self.data.addr
         a.len = size
         a.uvec = self.uvec_addr
@@ -307,7 +331,7 @@ class UringModel(_Model):
     ) -> None:
         if variant not in URING_VARIANTS:
             raise ValueError(f"variant must be one of {sorted(URING_VARIANTS)}, got {variant!r}")
-        defer_every = int(defer_every)
+        defer_every = int_arg(defer_every, "defer_every", 0, SIZE_MAX)
         if defer_every < 0:
             raise ValueError(f"defer_every must be >= 0, got {defer_every}")
         read, kernel, rewrite = URING_VARIANTS[variant]

@@ -55,6 +55,7 @@
 #endif
 #define LK_REGISTER_PROBE 8
 #define LK_REGISTER_RING_FDS 20
+#define LK_UNREGISTER_RING_FDS 21
 #define LK_OP_SUPPORTED (1U << 0)
 
 /* Same layouts as io_uring_getevents_arg, io_uring_rsrc_update, io_uring_probe. */
@@ -479,6 +480,17 @@ void lk_ring_close(struct lk_ring *r)
 	if (r == NULL)
 		return;
 	pending = r->inflight + r->unsubmitted;
+	if (r->registered_ring) {
+		/*
+		 * The registered descriptor lives in this thread's io_uring context
+		 * (at most 16 of them) and holds the ring until that thread exits:
+		 * give it back, or close(fd) frees neither the slot nor the ring.
+		 */
+		struct lk_rsrc_update up = { .offset = (uint32_t)r->enter_fd };
+
+		lk_sys_register(r->fd, LK_UNREGISTER_RING_FDS, &up, 1);
+		r->registered_ring = 0;
+	}
 	if (r->sqes != MAP_FAILED && r->sqes != NULL)
 		munmap(r->sqes, r->sqes_len);
 	if (r->cq_map != MAP_FAILED && r->cq_map != r->sq_map)

@@ -104,6 +104,11 @@ def iter_segments(it: Any) -> list[Segment]:
     byte; a FOLIOQ iterator's are the folios from its first slot to the end of
     the queue.  A hole (an index or a slot without a folio) has address 0.
     """
+    with it._locked():  # one consistent reading, not while another thread moves it
+        return _iter_segments(it)
+
+
+def _iter_segments(it: Any) -> list[Segment]:
     c_it = it.c_iter
     kind = it.iter_type
     if kind == "DISCARD":
