@@ -116,7 +116,10 @@ def _bench_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="small sizes and few repeats (also LABKIT_QUICK=1)",
     )
-    parser.add_argument("--repeats", type=int, default=None, help="override the repeats")
+    parser.add_argument("--repeats", type=int, default=None, help="override the repeats per run")
+    parser.add_argument(
+        "--runs", type=int, default=None, help="independent runs (worker processes)"
+    )
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to")
     parser.add_argument(
         "--no-save", action="store_true", help="do not write results under data/results"
@@ -136,8 +139,9 @@ def _bench(args: argparse.Namespace) -> int:
     quick = config.quick_mode(args.quick)
     cfg = corebench.core_copy_config(quick)
     reps = cfg.repeats if args.repeats is None else args.repeats
-    if reps < 1:
-        print("labkit bench: --repeats must be >= 1", file=sys.stderr)
+    runs = cfg.runs if args.runs is None else args.runs
+    if reps < 1 or runs < 1:
+        print("labkit bench: --repeats and --runs must be >= 1", file=sys.stderr)
         return 2
     # everything the run needs is checked before it measures, not after
     try:
@@ -153,9 +157,12 @@ def _bench(args: argparse.Namespace) -> int:
             return 2
     print(
         f"labkit bench copy: {'quick' if quick else 'full'} mode, sizes "
-        f"{', '.join(map(str, cfg.sizes))} bytes, {reps} interleaved repeats"
+        f"{', '.join(map(str, cfg.sizes))} bytes, {runs} run(s) in single-threaded workers "
+        f"of {reps} interleaved repeats"
     )
-    df = corebench.core_copy(quick, repeats=reps, cpu=args.cpu, progress=not args.no_progress)
+    df = corebench.core_copy(
+        quick, repeats=reps, cpu=args.cpu, progress=not args.no_progress, runs=runs
+    )
     summary = corebench.summarize(df)
     cols = [
         "size",

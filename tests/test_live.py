@@ -398,17 +398,20 @@ def test_read_fixed_roundtrip_for_notebook_2():
 
 
 def test_runners_give_tidy_rows():
-    df = live_kernel.run_syscalls("tmpfs", iters=50, repeats=2, warmup=0)
-    assert len(df) == 2 * len(live.SYSCALL_VARIANTS)
+    df = live_kernel.run_syscalls("tmpfs", iters=50, repeats=2, warmup=0, runs=2)
+    assert len(df) == 2 * 2 * len(live.SYSCALL_VARIANTS)
+    assert sorted(set(df["run"])) == [0, 1] and set(df["threads"]) == {1}
     assert set(df["variant"]) == set(live.SYSCALL_VARIANTS)
     assert set(df["target"]) == {"tmpfs"} and set(df["bytes"]) == {LEN}
     if not PROBE["available"]:
         pytest.skip(PROBE["reason"])
-    df = live_kernel.run_uring_qd1("zero", ops=("read", "readv1"), iters=20, repeats=2, warmup=0)
+    df = live_kernel.run_uring_qd1(
+        "zero", ops=("read", "readv1"), iters=20, repeats=2, warmup=0, runs=1
+    )
     assert sorted(df["variant"]) == ["read", "read", "readv1", "readv1"]
-    df = live_kernel.run_fixed_head_tail(size=1 << 20, iters=20, repeats=2, warmup=0)
+    df = live_kernel.run_fixed_head_tail(size=1 << 20, iters=20, repeats=2, warmup=0, runs=1)
     assert set(df["pages_skipped"]) == {(1 << 20) // memory.PAGE_SIZE - 1}
-    df = live_kernel.run_peak(ops=("read",), depths=(1, 4), ios=64, repeats=2, warmup=1)
+    df = live_kernel.run_peak(ops=("read",), depths=(1, 4), ios=64, repeats=2, warmup=1, runs=1)
     assert len(df) == 4
     assert sorted(set(df["depth"])) == [1, 4]
     assert (df.loc[df["depth"] == 1, "ios_per_enter"] <= 1).all()

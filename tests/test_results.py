@@ -67,7 +67,7 @@ def test_merge_across_machines(tmp_path):
     assert len(merged) == 2 * len(df)
     assert sorted(set(merged["host"])) == ["hostA", "hostB"]
     assert set(merged["env_cpu_model"]) == {"Test CPU", "Other"}
-    assert merged.groupby("run").size().tolist() == [len(df), len(df)]
+    assert merged.groupby("saved_run").size().tolist() == [len(df), len(df)]
     assert results.load("nothing", tmp_path).empty
 
 

@@ -18,7 +18,7 @@ from labkit._ffi import ffi, lib
 from labkit.core.imports import import_iovec, import_ubuf
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter
 from labkit.core.memory import PAGE_SIZE, UserMemory
-from labkit.measure import runner, stats
+from labkit.measure import runner, stats, workers
 from labkit.measure.timers import (
     time_advance,
     time_clock,
@@ -157,10 +157,12 @@ class CoreCopyConfig:
     warmup: int
     target_ns: float
     big_bvec_segments: int
+    runs: int = 1  #: independent runs (worker processes)
 
 
 def core_copy_config(quick: bool) -> CoreCopyConfig:
-    """Full mode: 64 B to 1 MiB, 41 repeats of 1 ms batches; quick: 4 KiB and 1 MiB, 3 of 0.3 ms.
+    """Full mode: 64 B to 1 MiB, 3 runs of 14 repeats of 1 ms batches; quick: 4 KiB and
+    1 MiB, 1 run of 3 repeats of 0.3 ms.
 
     Batches of about 1 ms are 40,000 times the clock's cost, yet short enough
     that a preemption on a shared machine spoils few of them (the medians
@@ -172,10 +174,11 @@ def core_copy_config(quick: bool) -> CoreCopyConfig:
         )
     return CoreCopyConfig(
         (64, 4096, 65536, 1 << 20),
-        repeats=41,
-        warmup=2,
+        repeats=14,
+        warmup=1,
         target_ns=1e6,
         big_bvec_segments=BIG_BVEC_SEGMENTS,
+        runs=3,
     )
 
 
@@ -186,6 +189,8 @@ def core_copy(
     cpu: int | None = None,
     progress: bool = False,
     sizes: Sequence[int] | None = None,
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
 ) -> pd.DataFrame:
     """Run the core copy/advance benchmark; one row per sample.
 
@@ -200,26 +205,49 @@ def core_copy(
     timing loop, the clock, and advance across a BVEC of 262,144 4 KiB pages
     (1 GiB; variant ``advance BVEC`` with ``size`` 1 GiB).
 
-    Columns: experiment, variant, repeat, ns_per_op, size, segments, op, iter_type.
+    Repeated in ``runs`` single-threaded worker processes (None: the
+    config's), one after another (:mod:`labkit.measure.workers`).
+
+    Columns: experiment, variant, repeat, run, ns_per_op, size, segments,
+    threads, io_threads, op, iter_type.
     """
     cfg = core_copy_config(quick)
-    reps = cfg.repeats if repeats is None else index_arg(repeats, "repeats")
+    kwargs = {
+        "quick": bool(quick),
+        "repeats": cfg.repeats if repeats is None else index_arg(repeats, "repeats"),
+        "cpu": cpu,
+        "sizes": list(cfg.sizes if sizes is None else sizes),
+    }
+    df = workers.run_in_workers(
+        _core_copy_in_worker,
+        kwargs,
+        runs=cfg.runs if runs is None else index_arg(runs, "runs"),
+        cpu=cpu,
+        timeout=timeout,
+        progress=progress,
+    )
+    return _split_variant(df)
+
+
+def _core_copy_in_worker(
+    quick: bool, repeats: int, cpu: int | None, sizes: list[int]
+) -> runner.Rows:
+    """One run of :func:`core_copy`, in this (worker) process."""
+    cfg = core_copy_config(quick)
     mem = UserMemory()
-    frames = []
+    rows: runner.Rows = []
     with runner.pinned(cpu) as pinned_cpu:
-        for size in cfg.sizes if sizes is None else tuple(sizes):
+        for size in sizes:
             setup = make_setup(size, mem)
-            df = runner.run(
+            rows += runner.measure(
                 EXPERIMENT,
                 variants_for(setup, cfg.target_ns),
-                repeats=reps,
+                repeats=repeats,
                 warmup=cfg.warmup,
                 params={"size": size, "segments": setup.segments},
                 cpu=pinned_cpu,
-                progress=progress,
                 rotate=True,
             )
-            frames.append(df)
         nbig = cfg.big_bvec_segments
         big = repeated_page_bvec(ITER_DEST, nbig, mem)
         big_bytes = nbig * PAGE_SIZE
@@ -228,20 +256,20 @@ def core_copy(
             "clock": _batched(time_clock, cfg.target_ns),
             "advance BVEC": _batched(lambda k: time_advance(big, big_bytes, k), cfg.target_ns),
         }
-        df = runner.run(
+        extra_rows = runner.measure(
             EXPERIMENT,
             extra,
-            repeats=reps,
+            repeats=repeats,
             warmup=cfg.warmup,
             params={"size": big_bytes, "segments": nbig},
             cpu=pinned_cpu,
-            progress=progress,
             rotate=True,
         )
-        # the empty loop and the clock have no size: keep the columns, mark them 0
-        df.loc[df["variant"].isin(["empty", "clock"]), ["size", "segments"]] = 0
-        frames.append(df)
-    return _split_variant(pd.concat(frames, ignore_index=True))
+    # the empty loop and the clock have no size: keep the columns, mark them 0
+    for row in extra_rows:
+        if row["variant"] in ("empty", "clock"):
+            row["size"] = row["segments"] = 0
+    return rows + extra_rows
 
 
 def summarize(df: pd.DataFrame, *, seed: int = stats.DEFAULT_SEED) -> pd.DataFrame:

@@ -4,12 +4,17 @@ Everything is measured through :func:`labkit.measure.runner.run` (pinned,
 warmed up, variants interleaved) over the C timing kernels of
 :mod:`labkit.measure.timers`; F, the fixed cost of one submission, is the
 live io_uring READ_FIXED round trip where the kernel allows io_uring.
+
+Each experiment is repeated in ``runs`` independent single-threaded worker
+processes (:mod:`labkit.measure.workers`): a worker registers its own buffer
+with the geometry of the one passed in (length, folio size, offset in the
+first folio), at its own address, so that allocation and placement change
+from run to run.  The rows say which run made them (``run`` column).
 """
 
 from __future__ import annotations
 
 import os
-import statistics
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -17,22 +22,79 @@ import numpy as np
 
 from labkit._args import positive_int
 from labkit.config import quick_mode
-from labkit.core.fixed import SEEKS, RegisteredBuffer
-from labkit.core.memory import PAGE_SIZE
+from labkit.core.fixed import SEEKS, RegisteredBuffer, register_buffer
+from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.live.ring import Ring
 from labkit.live.sources import open_zero
-from labkit.live.syscalls import read_syscall_ns
+from labkit.live.syscalls import syscall_ns
 from labkit.live.variants import DEFAULT_LENGTH, MAX_REGISTERED_BUFFER
-from labkit.measure import runner, stats
-from labkit.measure.resampling import Estimate
-from labkit.measure.sequential import Budget
+from labkit.measure import runner, workers
 from labkit.measure.timers import time_fixed_seek, time_fixed_submit
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from labkit.measure.resampling import Estimate
+    from labkit.measure.sequential import Budget
+
 
 Runner = Callable[..., "pd.DataFrame"]
+Measure = Callable[..., runner.Rows]
+
+#: The largest alignment a worker's buffer copies from the original (a huge page).
+_MAX_ALIGN = 2 << 20
+
+
+def default_runs(quick: bool | None = None) -> int:
+    """Independent runs (worker processes) of notebook 02's experiments: 2 quick, 5 full."""
+    return 2 if quick_mode(quick) else 5
+
+
+def _runs(runs: int | None) -> int:
+    return default_runs() if runs is None else int(runs)
+
+
+def _in_process(run: Runner, rows_of: Callable[[Measure], runner.Rows]) -> pd.DataFrame:
+    """The rows ``rows_of`` makes with a custom ``run`` (a runner.run stand-in), here."""
+    import pandas as pd
+
+    rows = rows_of(lambda *a, **k: run(*a, **k).to_dict("records"))
+    return pd.DataFrame(rows, columns=list(rows[0]))
+
+
+def buffer_geometry(reg: RegisteredBuffer) -> dict[str, int]:
+    """What a worker needs to register a buffer like ``reg``: JSON-able.
+
+    ``length`` and ``folio_shift`` as given; ``align`` is the alignment of
+    ``reg.addr``'s folio-aligned base (at least the folio, at most 2 MiB) and
+    ``offset`` is ``reg.addr`` modulo it, so the first bvec has the same length.
+    """
+    folio = 1 << reg.folio_shift
+    base = reg.addr - reg.addr % folio
+    align = folio
+    while align < _MAX_ALIGN and base % (align * 2) == 0:
+        align *= 2
+    return {
+        "length": reg.length,
+        "folio_shift": reg.folio_shift,
+        "align": max(align, PAGE_SIZE),
+        "offset": reg.addr % max(align, PAGE_SIZE),
+    }
+
+
+def registered_like(geometry: dict[str, int]) -> RegisteredBuffer:
+    """A buffer with the geometry :func:`buffer_geometry` describes, in new memory."""
+    folio = 1 << int(geometry["folio_shift"])
+    span = int(geometry["offset"]) + int(geometry["length"])
+    size = -(-span // folio) * folio
+    mem = UserMemory()
+    m = mem.map(size, align=int(geometry["align"]))
+    return register_buffer(
+        mem,
+        m.addr + int(geometry["offset"]),
+        int(geometry["length"]),
+        folio_shift=int(geometry["folio_shift"]),
+    )
 
 
 def _calibrate(kernel: Callable[[int], float], target_ns: float) -> int:
@@ -60,17 +122,70 @@ def seek_cost_experiment(
     run: Runner | None = None,
     experiment: str = "fixed-seek",
     cpu: int | None = None,
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
 ) -> pd.DataFrame:
     """Cost of one ``io_import_fixed`` (seek only) at each offset, for each seek.
 
     One ``run`` (``labkit.measure.runner.run``: pinned to ``cpu``, warmed up, seeks
     interleaved) per offset; returns the concatenated tidy rows with the columns
     ``offset``, ``pages_skipped``, ``buffer``, ``folio_shift``, ``length``.
+    Repeated in ``runs`` worker processes (None: :func:`default_runs`), each
+    over its own buffer shaped like ``reg`` (rows get ``run``, ``threads``,
+    ``io_threads``); with a custom ``run`` it all happens in this process.
     """
-    import pandas as pd
+    if run is not None:
+        offsets = list(offsets)
+        return _in_process(
+            run,
+            lambda m: _seek_cost(
+                reg, offsets, length, repeats, seeks, target_ns, m, experiment, cpu
+            ),
+        )
+    kwargs = {
+        "geometry": buffer_geometry(reg),
+        "offsets": [int(o) for o in offsets],
+        "length": length,
+        "repeats": repeats,
+        "seeks": list(seeks),
+        "target_ns": target_ns,
+        "experiment": experiment,
+        "cpu": cpu,
+    }
+    return workers.run_in_workers(
+        _seek_cost_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
+    )
 
-    run = run or runner.run
-    frames = []
+
+def _seek_cost_in_worker(
+    geometry: dict[str, int],
+    offsets: list[int],
+    length: int,
+    repeats: int,
+    seeks: list[str],
+    target_ns: float,
+    experiment: str,
+    cpu: int | None,
+) -> runner.Rows:
+    """One run of :func:`seek_cost_experiment`, in this (worker) process."""
+    reg = registered_like(geometry)
+    return _seek_cost(
+        reg, offsets, length, repeats, seeks, target_ns, runner.measure, experiment, cpu
+    )
+
+
+def _seek_cost(
+    reg: RegisteredBuffer,
+    offsets: Iterable[int],
+    length: int,
+    repeats: int,
+    seeks: Iterable[str],
+    target_ns: float,
+    measure: Measure,
+    experiment: str,
+    cpu: int | None,
+) -> runner.Rows:
+    rows: runner.Rows = []
     for off in offsets:
         variants = {}
         for s in seeks:
@@ -80,22 +195,20 @@ def seek_cost_experiment(
             variants[s] = lambda s=s, off=off, iters=iters: time_fixed_seek(
                 reg, off, length, s, iters
             )
-        frames.append(
-            run(
-                experiment,
-                variants,
-                repeats=repeats,
-                cpu=cpu,
-                params={
-                    "offset": int(off),
-                    "pages_skipped": int(off) // PAGE_SIZE,
-                    "buffer": reg.length,
-                    "folio_shift": reg.folio_shift,
-                    "length": length,
-                },
-            )
+        rows += measure(
+            experiment,
+            variants,
+            repeats=repeats,
+            cpu=cpu,
+            params={
+                "offset": int(off),
+                "pages_skipped": int(off) // PAGE_SIZE,
+                "buffer": reg.length,
+                "folio_shift": reg.folio_shift,
+                "length": length,
+            },
         )
-    return pd.concat(frames, ignore_index=True)
+    return rows
 
 
 def submission_experiment(
@@ -108,15 +221,60 @@ def submission_experiment(
     run: Runner | None = None,
     experiment: str = "fixed-submit",
     cpu: int | None = None,
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
 ) -> pd.DataFrame:
     """Modelled submission cost (seek + copy of ``length`` bytes) at the head and the tail.
 
     Head: the first ``length`` bytes of the buffer; tail: the last
     ``length``.  Variants are named ``"<seek> head"`` / ``"<seek> tail"`` and
     interleaved in one ``run`` (pinned to ``cpu``); columns ``seek``, ``where``, ``buffer``,
-    ``folio_shift``, ``length`` are added.
+    ``folio_shift``, ``length`` are added.  Repeated in ``runs`` worker
+    processes (None: :func:`default_runs`) over buffers shaped like ``reg``;
+    with a custom ``run`` it all happens in this process.
     """
-    run = run or runner.run
+    if run is not None:
+        return _in_process(
+            run, lambda m: _submission(reg, length, repeats, seeks, target_ns, m, experiment, cpu)
+        )
+    kwargs = {
+        "geometry": buffer_geometry(reg),
+        "length": length,
+        "repeats": repeats,
+        "seeks": list(seeks),
+        "target_ns": target_ns,
+        "experiment": experiment,
+        "cpu": cpu,
+    }
+    return workers.run_in_workers(
+        _submission_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
+    )
+
+
+def _submission_in_worker(
+    geometry: dict[str, int],
+    length: int,
+    repeats: int,
+    seeks: list[str],
+    target_ns: float,
+    experiment: str,
+    cpu: int | None,
+) -> runner.Rows:
+    """One run of :func:`submission_experiment`, in this (worker) process."""
+    reg = registered_like(geometry)
+    return _submission(reg, length, repeats, seeks, target_ns, runner.measure, experiment, cpu)
+
+
+def _submission(
+    reg: RegisteredBuffer,
+    length: int,
+    repeats: int,
+    seeks: Iterable[str],
+    target_ns: float,
+    measure: Measure,
+    experiment: str,
+    cpu: int | None,
+) -> runner.Rows:
     places = {"head": 0, "tail": reg.length - length}
     variants = {}
     for s in seeks:
@@ -127,44 +285,79 @@ def submission_experiment(
             variants[f"{s} {where}"] = lambda s=s, off=off, iters=iters: time_fixed_submit(
                 reg, off, length, s, iters
             )
-    df = run(
+    rows = measure(
         experiment,
         variants,
         repeats=repeats,
         cpu=cpu,
         params={"buffer": reg.length, "folio_shift": reg.folio_shift, "length": length},
     )
-    df["seek"] = df["variant"].str.rsplit(" ", n=1).str[0]
-    df["where"] = df["variant"].str.rsplit(" ", n=1).str[1]
-    return df
+    for row in rows:
+        row["seek"], row["where"] = row["variant"].rsplit(" ", 1)
+    return rows
 
 
-def fixed_cost_source(*, target_ns: float = 2e6) -> tuple[str, Callable[[], float]]:
-    """The measured fixed cost F of one submission: (description, zero-arg batch callable).
+#: What F was measured as, by the kernel's answer to io_uring (the ``source`` column).
+F_SOURCES = {
+    "io_uring": "live io_uring READ_FIXED round trip of 1 byte (labkit.live)",
+    "read": "read(2) of 1 byte from /dev/zero, timed in C",
+}
+
+
+def fixed_cost_experiment(
+    *,
+    repeats: int,
+    warmup: int = 1,
+    target_ns: float = 2e6,
+    cpu: int | None = None,
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
+) -> pd.DataFrame:
+    """The measured fixed cost F of one submission: rows of variant ``"F"`` (experiment "fixed-F").
 
     F is what a submission costs besides the seek and the copy, so it is
     measured with a 1-byte transfer: the live io_uring READ_FIXED round trip
-    at queue depth 1 (:func:`read_fixed_roundtrip_ns`) when the kernel allows
-    io_uring; otherwise one real ``read()`` system call of 1 byte from
-    /dev/zero (:func:`labkit.live.syscalls.read_syscall_ns`).  Never a chosen number.
+    at queue depth 1 into a registered buffer when the kernel allows io_uring;
+    otherwise one real ``read()`` system call of 1 byte from /dev/zero.  Never
+    a chosen number.  The ``source`` column says which (:data:`F_SOURCES`).
+    Measured in ``runs`` single-threaded workers (None: :func:`default_runs`),
+    batches of about ``target_ns``.
     """
+    kwargs = {"repeats": repeats, "warmup": warmup, "target_ns": target_ns, "cpu": cpu}
+    return workers.run_in_workers(
+        _fixed_cost_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
+    )
 
-    def live_batch(n: int) -> float:
-        return float(read_fixed_roundtrip_ns(buffer_size=1 << 20, length=1, iters=n, batches=1))
 
-    def read_batch(n: int) -> float:
-        return float(read_syscall_ns(length=1, iters=n, batches=1))
+def _fixed_cost_in_worker(
+    repeats: int, warmup: int, target_ns: float, cpu: int | None
+) -> runner.Rows:
+    """One run of :func:`fixed_cost_experiment`, in this (worker) process."""
 
-    try:
-        iters = _calibrate(live_batch, target_ns)
-        return (
-            "live io_uring READ_FIXED round trip of 1 byte (labkit.live)",
-            lambda: live_batch(iters),
+    def measure(kernel: Callable[[int], float], source: str) -> runner.Rows:
+        iters = _calibrate(kernel, target_ns)
+        return runner.measure(
+            "fixed-F",
+            {"F": lambda: kernel(iters)},
+            repeats=repeats,
+            warmup=warmup,
+            params={"source": F_SOURCES[source]},
+            cpu=cpu,
         )
-    except OSError:
-        pass  # the kernel refused io_uring: fall back
-    iters = _calibrate(read_batch, target_ns)
-    return ("read(2) of 1 byte from /dev/zero, timed in C", lambda: read_batch(iters))
+
+    zfd = open_zero()
+    try:
+        try:
+            with Ring(8) as ring:
+                ring.register_buffer(1 << 20)
+                return measure(
+                    lambda n: ring.roundtrip_ns("read_fixed", zfd, 1, iters=n), "io_uring"
+                )
+        except OSError:
+            pass  # the kernel refused io_uring: a plain read(2) stands in
+        return measure(lambda n: syscall_ns("read", zfd, length=1, iters=n), "read")
+    finally:
+        os.close(zfd)
 
 
 def default_registered_size(quick: bool | None = None) -> int:
@@ -179,26 +372,49 @@ def read_fixed_roundtrip_ns(
     length: int = DEFAULT_LENGTH,
     iters: int = 20_000,
     batches: int = 5,
+    cpu: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
 ) -> float:
     """The live cost F of one READ_FIXED round trip at queue depth 1, in nanoseconds.
 
     Registers a buffer of ``buffer_size`` bytes (:func:`default_registered_size`
     if None), reads ``length`` bytes of /dev/zero into its head (or ``"tail"``)
-    ``iters`` times per batch, and returns the median of ``batches`` batches.
+    ``iters`` times per batch, and returns the median of ``batches`` batches,
+    measured in one single-threaded worker process.
     Raises OSError when io_uring is unavailable (see :func:`labkit.live.probe`).
     """
     if where not in ("head", "tail"):
         raise ValueError("where must be 'head' or 'tail'")
-    size = default_registered_size() if buffer_size is None else buffer_size
-    batches = positive_int(batches, "batches")
+    size = default_registered_size() if buffer_size is None else int(buffer_size)
+    kwargs = {
+        "size": size,
+        "at": 0 if where == "head" else size - int(length),
+        "length": int(length),
+        "iters": positive_int(iters, "iters"),
+        "batches": positive_int(batches, "batches"),
+        "cpu": cpu,
+    }
+    df = workers.run_in_workers(_read_fixed_in_worker, kwargs, runs=1, cpu=cpu, timeout=timeout)
+    return float(df["ns_per_op"].median())
+
+
+def _read_fixed_in_worker(
+    size: int, at: int, length: int, iters: int, batches: int, cpu: int | None
+) -> runner.Rows:
+    """The batches of :func:`read_fixed_roundtrip_ns`, in this (worker) process."""
     zfd = open_zero()
     try:
         with Ring(8) as ring:
             ring.register_buffer(size)
-            at = 0 if where == "head" else size - length
             run = ring.roundtrip_variant("read_fixed", zfd, length, iters=iters, buf_offset=at)
-            run()  # warm-up
-            return statistics.median(run() for _ in range(batches))
+            return runner.measure(
+                "live-read-fixed",
+                {"read_fixed": run},
+                repeats=batches,
+                warmup=1,
+                params={"buffer_bytes": size, "buf_offset": at, "bytes": length, "iters": iters},
+                cpu=cpu,
+            )
     finally:
         os.close(zfd)
 
@@ -210,37 +426,33 @@ def runs_budget(quick: bool | None = None) -> Budget:
     """Independent runs of notebook 02's experiments: at least 2 (quick) or 3 (full), more
     while the verdict is undecided, up to 3 / 6 runs, 10 / 30 seconds per experiment, and
     half the time the first runs took."""
+    from labkit.measure.sequential import Budget
+
     return Budget(2, 3, 10.0) if quick_mode(quick) else Budget(3, 6, 30.0)
 
 
 def submission_with_fixed(
     reg: RegisteredBuffer,
-    fixed: tuple[str, Callable[[], float]],
     *,
     length: int = PAGE_SIZE,
     repeats: int,
     seeks: Iterable[str] = ("walk-2019", "shift"),
     target_ns: float = 2e6,
     cpu: int | None = None,
+    runs: int | None = None,
 ) -> pd.DataFrame:
-    """One run of :func:`submission_experiment` with F measured beside it (variant ``"F"``).
-
-    ``fixed`` is :func:`fixed_cost_source`'s (description, batch); F's rows carry
-    ``source`` and the same ``buffer``/``length`` columns.
+    """:func:`submission_experiment` and F (:func:`fixed_cost_experiment`, variant ``"F"``),
+    each in ``runs`` independent single-threaded workers; run ``i`` of F is paired with
+    run ``i`` of the submissions (F's rows carry ``source`` and the same ``buffer`` and
+    ``length`` columns).
     """
     import pandas as pd
 
-    name, batch = fixed
     sub = submission_experiment(
-        reg, length=length, repeats=repeats, seeks=seeks, target_ns=target_ns, cpu=cpu
+        reg, length=length, repeats=repeats, seeks=seeks, target_ns=target_ns, cpu=cpu, runs=runs
     )
-    f = runner.run(
-        "fixed-F",
-        {"F": batch},
-        repeats=repeats,
-        cpu=cpu,
-        params={"source": name, "buffer": reg.length, "length": length},
-    )
+    f = fixed_cost_experiment(repeats=repeats, target_ns=target_ns, cpu=cpu, runs=runs)
+    f = f.assign(buffer=reg.length, length=length)
     return pd.concat([sub, f], ignore_index=True)
 
 
@@ -261,6 +473,8 @@ SUBMISSIONS = {
 
 def head_tail_ratios(df: pd.DataFrame, *, fixed: Any = "F", **kw: Any) -> dict[str, Estimate]:
     """The three :data:`RATIOS` as (F + seek + copy) / (F + seek + copy) Estimates."""
+    from labkit.measure import stats
+
     return {
         label: stats.composed_ratio(df, num, den, fixed=fixed, **kw)
         for label, (num, den, _) in RATIOS.items()
@@ -269,6 +483,8 @@ def head_tail_ratios(df: pd.DataFrame, *, fixed: Any = "F", **kw: Any) -> dict[s
 
 def submission_costs(df: pd.DataFrame, *, fixed: str = "F", **kw: Any) -> dict[str, Estimate]:
     """The four :data:`SUBMISSIONS` as F + (seek + copy) Estimates, in ns."""
+    from labkit.measure import stats
+
     return {
         label: stats.sum_of_medians(df, [fixed, variant], **kw)
         for label, (variant, _) in SUBMISSIONS.items()
@@ -303,6 +519,8 @@ def ratios_by_size(frames: Mapping[int, pd.DataFrame], *, fixed: Any, **kw: Any)
     """The tail speed-up and the walk-2019 tail/head ratio per buffer size (bytes -> rows)."""
     import pandas as pd
 
+    from labkit.measure import stats
+
     rows = []
     for size, d in frames.items():
         for label, (num, den) in (
@@ -318,11 +536,16 @@ __all__ = [
     "RATIOS",
     "SUBMISSIONS",
     "default_registered_size",
-    "fixed_cost_source",
     "head_tail_ratios",
     "ratios_by_size",
     "read_fixed_roundtrip_ns",
     "runs_budget",
+    "F_SOURCES",
+    "buffer_geometry",
+    "default_runs",
+    "fixed_cost_experiment",
+    "read_fixed_roundtrip_ns",
+    "registered_like",
     "seek_cost_experiment",
     "seek_offsets",
     "speedup_explained",

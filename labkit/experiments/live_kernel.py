@@ -1,11 +1,20 @@
-"""Notebook 04's experiments: the running kernel's read family and io_uring, interleaved."""
+"""Notebook 04's experiments: the running kernel's read family and io_uring, interleaved.
+
+Every timed loop here runs in spawned single-threaded worker processes
+(:mod:`labkit.measure.workers`), ``runs`` of them one after another: a system
+call from a process with more than one thread pays for the shared file table
+on every call (see :mod:`labkit.measure.threads`).  The public functions take
+JSON-able arguments, send them to the workers, and return the rows the
+workers measured, with ``run``, ``threads`` and ``io_threads`` columns; the
+``_..._in_worker`` functions are what each worker runs.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labkit._args import UINT_MAX, positive_int
 from labkit.config import quick_mode
@@ -20,8 +29,10 @@ from labkit.live.variants import (
     SYSCALL_VARIANTS,
     URING_OPS,
 )
-from labkit.measure import runner, stats
-from labkit.measure.sequential import Budget
+from labkit.measure import runner, workers
+
+if TYPE_CHECKING:  # the analysis needs pandas and scipy; a worker must not import them
+    from labkit.measure.sequential import Budget
 
 # --------------------------------------------------------------------------- experiments
 #
@@ -37,11 +48,12 @@ class Sizes:
 
     syscall_iters: int  #: system calls per batch
     uring_iters: int  #: QD1 round trips per batch
-    repeats: int  #: interleaved rounds kept
-    warmup: int  #: rounds thrown away first
+    repeats: int  #: interleaved rounds kept, in each run
+    warmup: int  #: rounds thrown away first, in each run
     registered: int  #: registered buffer for READ_FIXED head vs tail
     peak_ios: int  #: IOs per peak batch
     depths: tuple[int, ...]  #: queue depths of the peak loop
+    runs: int = 1  #: independent runs (worker processes)
 
 
 def sizes(quick: bool | None = None) -> Sizes:
@@ -50,20 +62,22 @@ def sizes(quick: bool | None = None) -> Sizes:
         return Sizes(
             syscall_iters=20_000,
             uring_iters=4_000,
-            repeats=9,
+            repeats=4,
             warmup=1,
             registered=64 << 20,
             peak_ios=40_000,
             depths=(1, 4, 16, 64),
+            runs=2,
         )
     return Sizes(
         syscall_iters=200_000,
         uring_iters=40_000,
-        repeats=31,
-        warmup=2,
+        repeats=6,
+        warmup=1,
         registered=MAX_REGISTERED_BUFFER,
-        peak_ios=400_000,
+        peak_ios=200_000,
         depths=(1, 2, 4, 8, 16, 32, 64, 128),
+        runs=5,
     )
 
 
@@ -90,6 +104,10 @@ class _Target:
             os.close(self.fd)
 
 
+def _runs(runs: int | None) -> int:
+    return sizes().runs if runs is None else int(runs)
+
+
 def run_syscalls(
     target: str = "zero",
     *,
@@ -100,30 +118,39 @@ def run_syscalls(
     names: Iterable[str] = SYSCALL_VARIANTS,
     cpu: int | None = None,
     clock_name: str = "wall",
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
 ) -> Any:
     """read vs readv(1) vs readv(4K + empty) vs readv(2 x 2K) vs preadv2, interleaved.
 
     ``target`` "zero" reads /dev/zero at the file position (read/readv, as
     R2's read-zero); "tmpfs" reads a tmpfs file at offset 0 (pread/preadv,
-    so the same bytes come back every call).  Rows carry ``target``,
-    ``bytes`` and ``iters`` columns.
+    so the same bytes come back every call).  Measured in ``runs``
+    single-threaded workers (None: :func:`sizes`' runs) that must have
+    exactly one thread (no io_uring here, so no io-wq thread either).  Rows
+    carry ``target``, ``bytes``, ``iters``, ``clock``, ``run``, ``threads``
+    and ``io_threads`` columns.
     """
-    src = _Target(target, length)
-    try:
-        offset = src.offset
-        variants = syscall_variants(src.fd, length=length, iters=iters, offset=offset, names=names)
-        with clock(clock_name):
-            return runner.run(
-                "live-syscalls",
-                variants,
-                repeats=repeats,
-                warmup=warmup,
-                params={"target": target, "bytes": length, "iters": iters, "clock": clock_name},
-                cpu=cpu,
-                rotate=True,
-            )
-    finally:
-        src.close()
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    kwargs = {
+        "target": target,
+        "length": length,
+        "iters": iters,
+        "repeats": repeats,
+        "warmup": warmup,
+        "names": list(names),
+        "cpu": cpu,
+        "clock_name": clock_name,
+    }
+    return workers.run_in_workers(
+        _syscalls_in_worker,
+        kwargs,
+        runs=_runs(runs),
+        cpu=cpu,
+        timeout=timeout,
+        allow_io_threads=False,
+    )
 
 
 def run_uring_qd1(
@@ -137,12 +164,153 @@ def run_uring_qd1(
     register_ring_fd: bool = False,
     cpu: int | None = None,
     clock_name: str = "wall",
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
 ) -> Any:
     """io_uring round trips at queue depth 1, one variant per op, interleaved.
 
-    READ_FIXED reads into the head of a 1 MiB registered buffer.  Rows carry
-    ``target``, ``bytes``, ``iters`` and ``registered_ring`` columns.
+    READ_FIXED reads into the head of a 1 MiB registered buffer.  Measured in
+    ``runs`` single-threaded workers; a request io_uring cannot complete
+    inline (a tmpfs read) starts an io-wq thread, counted in ``io_threads``.
+    Rows carry ``target``, ``bytes``, ``iters``, ``registered_ring``,
+    ``clock``, ``run``, ``threads`` and ``io_threads`` columns.
     """
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
+    kwargs = {
+        "target": target,
+        "ops": list(ops),
+        "length": length,
+        "iters": iters,
+        "repeats": repeats,
+        "warmup": warmup,
+        "register_ring_fd": register_ring_fd,
+        "cpu": cpu,
+        "clock_name": clock_name,
+    }
+    return workers.run_in_workers(
+        _uring_qd1_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
+    )
+
+
+def run_fixed_head_tail(
+    *,
+    size: int,
+    length: int = DEFAULT_LENGTH,
+    iters: int = 20_000,
+    repeats: int = 9,
+    warmup: int = 1,
+    hugepages: bool = False,
+    cpu: int | None = None,
+    clock_name: str = "wall",
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
+) -> Any:
+    """READ_FIXED of /dev/zero into the head vs the tail of one registered buffer (R1 today).
+
+    Variants ``head`` (offset 0) and ``tail`` (offset ``size - length``),
+    measured in ``runs`` single-threaded workers, each registering its own
+    buffer; rows carry ``buffer_bytes``, ``pages_skipped`` (the pages before
+    the tail), ``hugepages``, ``bytes``, ``iters``, ``clock``, ``run``,
+    ``threads`` and ``io_threads``.
+    """
+    kwargs = {
+        "size": size,
+        "length": length,
+        "iters": iters,
+        "repeats": repeats,
+        "warmup": warmup,
+        "hugepages": hugepages,
+        "cpu": cpu,
+        "clock_name": clock_name,
+    }
+    return workers.run_in_workers(
+        _fixed_head_tail_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
+    )
+
+
+def run_peak(
+    *,
+    ops: Iterable[str] = ("read", "readv1", "readv_empty"),
+    depths: Sequence[int] = (1, 4, 16, 64),
+    batch: int = 32,
+    ios: int = 100_000,
+    length: int = DEFAULT_LENGTH,
+    repeats: int = 9,
+    warmup: int = 1,
+    cpu: int | None = None,
+    runs: int | None = None,
+    timeout: float = workers.DEFAULT_TIMEOUT,
+) -> Any:
+    """The batched peak loop on /dev/zero, every (op, depth) interleaved.
+
+    Submit and complete batches are ``min(batch, depth)`` (fio's t/io_uring
+    uses 32 and 32).  ``ns_per_op`` is the process CPU time per IO, so
+    ``1e9 / ns_per_op`` is IOPS per core; rows also carry ``wall_ns_per_io``,
+    ``ios_per_enter``, ``op``, ``depth``, ``run``, ``threads`` and
+    ``io_threads``.  Measured in ``runs`` single-threaded workers.
+    """
+    kwargs = {
+        "ops": list(ops),
+        "depths": [int(d) for d in depths],
+        "batch": batch,
+        "ios": ios,
+        "length": length,
+        "repeats": repeats,
+        "warmup": warmup,
+        "cpu": cpu,
+    }
+    return workers.run_in_workers(
+        _peak_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
+    )
+
+
+# ---- what each worker runs -------------------------------------------------------------
+
+
+def _syscalls_in_worker(
+    target: str = "zero",
+    *,
+    length: int = DEFAULT_LENGTH,
+    iters: int = 100_000,
+    repeats: int = 9,
+    warmup: int = 1,
+    names: Iterable[str] = SYSCALL_VARIANTS,
+    cpu: int | None = None,
+    clock_name: str = "wall",
+) -> runner.Rows:
+    """One run of :func:`run_syscalls`, in this (worker) process."""
+    src = _Target(target, length)
+    try:
+        offset = src.offset
+        variants = syscall_variants(src.fd, length=length, iters=iters, offset=offset, names=names)
+        with clock(clock_name):
+            return runner.measure(
+                "live-syscalls",
+                variants,
+                repeats=repeats,
+                warmup=warmup,
+                params={"target": target, "bytes": length, "iters": iters, "clock": clock_name},
+                cpu=cpu,
+                rotate=True,
+            )
+    finally:
+        src.close()
+
+
+def _uring_qd1_in_worker(
+    target: str = "zero",
+    *,
+    ops: Iterable[str] = URING_OPS,
+    length: int = DEFAULT_LENGTH,
+    iters: int = 20_000,
+    repeats: int = 9,
+    warmup: int = 1,
+    register_ring_fd: bool = False,
+    cpu: int | None = None,
+    clock_name: str = "wall",
+) -> runner.Rows:
+    """One run of :func:`run_uring_qd1`, in this (worker) process."""
     src = _Target(target, length)
     try:
         with Ring(8, register_ring_fd=register_ring_fd) as ring:
@@ -154,7 +322,7 @@ def run_uring_qd1(
                 for op in ops
             }
             with clock(clock_name):
-                return runner.run(
+                return runner.measure(
                     "live-uring-qd1",
                     variants,
                     repeats=repeats,
@@ -173,7 +341,7 @@ def run_uring_qd1(
         src.close()
 
 
-def run_fixed_head_tail(
+def _fixed_head_tail_in_worker(
     *,
     size: int,
     length: int = DEFAULT_LENGTH,
@@ -183,13 +351,8 @@ def run_fixed_head_tail(
     hugepages: bool = False,
     cpu: int | None = None,
     clock_name: str = "wall",
-) -> Any:
-    """READ_FIXED of /dev/zero into the head vs the tail of one registered buffer (R1 today).
-
-    Variants ``head`` (offset 0) and ``tail`` (offset ``size - length``);
-    rows carry ``buffer_bytes``, ``pages_skipped`` (the pages before the
-    tail), ``hugepages``, ``bytes`` and ``iters``.
-    """
+) -> runner.Rows:
+    """One run of :func:`run_fixed_head_tail`, in this (worker) process."""
     zfd = open_zero()
     try:
         with Ring(8) as ring:
@@ -201,7 +364,7 @@ def run_fixed_head_tail(
                 ),
             }
             with clock(clock_name):
-                return runner.run(
+                return runner.measure(
                     "live-fixed-head-tail",
                     variants,
                     repeats=repeats,
@@ -221,7 +384,7 @@ def run_fixed_head_tail(
         os.close(zfd)
 
 
-def run_peak(
+def _peak_in_worker(
     *,
     ops: Iterable[str] = ("read", "readv1", "readv_empty"),
     depths: Sequence[int] = (1, 4, 16, 64),
@@ -231,14 +394,8 @@ def run_peak(
     repeats: int = 9,
     warmup: int = 1,
     cpu: int | None = None,
-) -> Any:
-    """The batched peak loop on /dev/zero, every (op, depth) interleaved.
-
-    Submit and complete batches are ``min(batch, depth)`` (fio's t/io_uring
-    uses 32 and 32).  ``ns_per_op`` is the process CPU time per IO, so
-    ``1e9 / ns_per_op`` is IOPS per core; rows also carry ``wall_ns_per_io``,
-    ``ios_per_enter``, ``op`` and ``depth``.
-    """
+) -> runner.Rows:
+    """One run of :func:`run_peak`, in this (worker) process."""
     ops = list(ops)
     depths = [positive_int(d, "depth", maximum=UINT_MAX) for d in depths]
     zfd = open_zero()
@@ -262,7 +419,7 @@ def run_peak(
                 return run
 
             variants = {f"{op}@{d}": make(op, d) for d in depths for op in ops}
-            df = runner.run(
+            rows = runner.measure(
                 "live-uring-peak",
                 variants,
                 repeats=repeats,
@@ -274,12 +431,12 @@ def run_peak(
     finally:
         os.close(zfd)
     kept = {k: v[len(v) - repeats :] for k, v in details.items()}
-    df["op"] = df["variant"].str.split("@").str[0]
-    df["depth"] = df["variant"].str.split("@").str[1].astype(int)
-    rows = [kept[v][r] for v, r in zip(df["variant"], df["repeat"], strict=True)]
-    df["wall_ns_per_io"] = [res.ns_per_io for res in rows]
-    df["ios_per_enter"] = [res.ios_per_enter for res in rows]
-    return df
+    for row in rows:
+        op, depth = row["variant"].split("@")
+        res = kept[row["variant"]][row["repeat"]]
+        row.update(op=op, depth=int(depth), wall_ns_per_io=res.ns_per_io)
+        row["ios_per_enter"] = res.ios_per_enter
+    return rows
 
 
 # ---- the notebook's analysis (notebooks 03 and 04) -------------------------------------
@@ -289,12 +446,16 @@ def live_runs(quick: bool | None = None) -> Budget:
     """Independent runs of the live experiments behind a headline figure: at least 2 (quick)
     or 3 (full); more while the verdict is undecided, up to 3 / 5 runs, 8 / 40 s, and half
     the time the first runs took."""
+    from labkit.measure.sequential import Budget
+
     return Budget(2, 3, 8.0) if quick_mode(quick) else Budget(3, 5, 40.0)
 
 
 def peak_runs(quick: bool | None = None) -> Budget:
     """Runs of the depth sweep of the peak loop (the longest experiment): as :func:`live_runs`,
     but no more than the first ones (its verdict is judged on them)."""
+    from labkit.measure.sequential import Budget
+
     b = live_runs(quick)
     return Budget(b.min_runs, b.min_runs, b.budget_s, 0.0)
 
@@ -306,6 +467,8 @@ def ratio_table(df: Any, pairs: Iterable[tuple[str, str, str]], by: str) -> Any:
     (``estimate``) with its interval, runs, and the meaning.
     """
     import pandas as pd
+
+    from labkit.measure import stats
 
     rows = []
     for num, den, meaning in pairs:

@@ -1,15 +1,22 @@
-"""Notebook 03's experiments (R2, R3): the ITER_UBUF import models, measured and compared."""
+"""Notebook 03's experiments (R2, R3): the ITER_UBUF import models, measured and compared.
+
+Each model experiment is repeated in ``Plan.runs`` independent single-threaded
+worker processes (:mod:`labkit.measure.workers`); the rows say which run made
+them (``run`` column).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
-from labkit.measure import runner, stats
-from labkit.measure.resampling import Estimate
-from labkit.measure.sequential import Budget
+from labkit.measure import runner, workers
+
+if TYPE_CHECKING:  # the analysis needs pandas and scipy; a worker must not import them
+    from labkit.measure.resampling import Estimate
+    from labkit.measure.sequential import Budget
 from labkit.models.ubuf import (
     batches,
     defer_every_for,
@@ -23,27 +30,56 @@ from labkit.models.ubuf import (
 
 @dataclass(frozen=True)
 class Plan:
-    """Sizes of the model experiments: calls per batch, rounds kept and thrown away,
-    and the io_uring deferral rates swept."""
+    """Sizes of the model experiments: calls per batch, rounds kept and thrown away
+    (in each run), the io_uring deferral rates swept, and the independent runs."""
 
     iters: int
     repeats: int
     warmup: int
     defer_rates: tuple[float, ...]
+    runs: int = 1
 
 
 def plan(quick: bool | None = None) -> Plan:
     """The model experiments' sizes in quick mode (CI) or full mode (a reproduction)."""
     if quick_mode(quick):
-        return Plan(iters=2_000, repeats=7, warmup=1, defer_rates=(0.0, 0.1, 1.0))
+        return Plan(iters=2_000, repeats=3, warmup=1, defer_rates=(0.0, 0.1, 1.0), runs=2)
     return Plan(
-        iters=20_000, repeats=31, warmup=2, defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
+        iters=20_000,
+        repeats=6,
+        warmup=1,
+        defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0),
+        runs=5,
     )
 
 
-def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> Any:
-    """Experiment (a) through the runner: 6.3 vs 6.4, import + iterate one segment."""
-    return runner.run(
+def _in_workers(fn: Any, p: Plan, runs: int | None, cpu: int | None, **kwargs: Any) -> Any:
+    """``fn(plan, cpu=cpu, **kwargs)`` in ``runs`` workers (None: the plan's runs)."""
+    plan_ = asdict(p)
+    plan_["defer_rates"] = list(p.defer_rates)
+    return workers.run_in_workers(
+        fn, {"plan": plan_, "cpu": cpu, **kwargs}, runs=p.runs if runs is None else runs, cpu=cpu
+    )
+
+
+def _plan(plan: dict[str, Any]) -> Plan:
+    return Plan(**{**plan, "defer_rates": tuple(plan["defer_rates"])})
+
+
+def run_mechanics(
+    p: Plan, *, op: str = "advance", cpu: int | None = None, runs: int | None = None
+) -> Any:
+    """Experiment (a) through the runner: 6.3 vs 6.4, import + iterate one segment.
+
+    Repeated in ``runs`` worker processes (None: ``p.runs``); rows carry ``run``.
+    """
+    return _in_workers(_mechanics_in_worker, p, runs, cpu, op=op)
+
+
+def _mechanics_in_worker(plan: dict[str, Any], op: str, cpu: int | None) -> runner.Rows:
+    """One run of :func:`run_mechanics`, in this (worker) process."""
+    p = _plan(plan)
+    return runner.measure(
         "ubuf-mechanics",
         batches(mechanics_models(op=op), p.iters),
         repeats=p.repeats,
@@ -54,9 +90,18 @@ def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> An
     )
 
 
-def run_read_zero(p: Plan, *, cpu: int | None = None) -> Any:
-    """Experiment (b) through the runner: read, readv 6.3, readv 6.4, the live proxy."""
-    return runner.run(
+def run_read_zero(p: Plan, *, cpu: int | None = None, runs: int | None = None) -> Any:
+    """Experiment (b) through the runner: read, readv 6.3, readv 6.4, the live proxy.
+
+    Repeated in ``runs`` worker processes (None: ``p.runs``); rows carry ``run``.
+    """
+    return _in_workers(_read_zero_in_worker, p, runs, cpu)
+
+
+def _read_zero_in_worker(plan: dict[str, Any], cpu: int | None) -> runner.Rows:
+    """One run of :func:`run_read_zero`, in this (worker) process."""
+    p = _plan(plan)
+    return runner.measure(
         "ubuf-read-zero",
         batches(read_zero_models(proxy=True), p.iters),
         repeats=p.repeats,
@@ -67,35 +112,40 @@ def run_read_zero(p: Plan, *, cpu: int | None = None) -> Any:
     )
 
 
-def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None) -> Any:
+def run_uring(
+    p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None, runs: int | None = None
+) -> Any:
     """Experiment (c) through ``labkit.measure.runner.run``, once per deferral rate of the plan.
 
-    Rows carry ``defer_rate``, ``defer_every`` and ``defer_alloc_ubuf`` columns.
+    Rows carry ``defer_rate``, ``defer_every``, ``defer_alloc_ubuf`` and
+    ``run`` columns; repeated in ``runs`` worker processes (None: ``p.runs``).
     """
-    import pandas as pd
+    return _in_workers(_uring_in_worker, p, runs, cpu, defer_alloc_ubuf=defer_alloc_ubuf)
 
-    frames = []
+
+def _uring_in_worker(plan: dict[str, Any], defer_alloc_ubuf: bool, cpu: int | None) -> runner.Rows:
+    """One run of :func:`run_uring`, in this (worker) process."""
+    p = _plan(plan)
+    rows: runner.Rows = []
     for rate in p.defer_rates:
         k = defer_every_for(rate)
         models = uring_models(defer_every=k, defer_alloc_ubuf=defer_alloc_ubuf)
-        frames.append(
-            runner.run(
-                "ubuf-uring",
-                batches(models, p.iters),
-                repeats=p.repeats,
-                warmup=p.warmup,
-                rotate=True,
-                cpu=cpu,
-                params={
-                    "defer_rate": rate,
-                    "defer_every": k,
-                    "defer_alloc_ubuf": defer_alloc_ubuf,
-                    "bytes": PAGE_SIZE,
-                    "iters": p.iters,
-                },
-            )
+        rows += runner.measure(
+            "ubuf-uring",
+            batches(models, p.iters),
+            repeats=p.repeats,
+            warmup=p.warmup,
+            rotate=True,
+            cpu=cpu,
+            params={
+                "defer_rate": rate,
+                "defer_every": k,
+                "defer_alloc_ubuf": defer_alloc_ubuf,
+                "bytes": PAGE_SIZE,
+                "iters": p.iters,
+            },
         )
-    return pd.concat(frames, ignore_index=True)
+    return rows
 
 
 # ---- the notebook's analysis (notebook 03) ---------------------------------------------
@@ -104,6 +154,8 @@ def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None
 def runs_budget(quick: bool | None = None) -> Budget:
     """Independent runs of notebook 03's experiments: at least 2 (quick) or 3 (full); the
     model experiments take no more (they decide no verdict)."""
+    from labkit.measure.sequential import Budget
+
     return Budget(2, 2, 8.0) if quick_mode(quick) else Budget(3, 3, 30.0)
 
 
@@ -125,6 +177,8 @@ LIVE_PAIRS = {
 def live_gain(df: Any, name: str, *, kind: str, **kw: Any) -> Estimate:
     """The gain of :data:`LIVE_PAIRS` ``name`` in percent: the UBUF side over the IOVEC side
     (``kind="time"``: time saved per call; ``"rate"``: requests per second)."""
+    from labkit.measure import stats
+
     fast, slow = LIVE_PAIRS[name]
     return stats.gain(df, slow, fast, kind=kind, **kw).affine(100.0, quantity=f"{name} (%)")
 

@@ -93,9 +93,10 @@ def read_syscall_ns(
 ) -> float:
     """The cost of one plain ``read()`` of ``length`` bytes from /dev/zero (median of batches).
 
-    The fallback for F where io_uring is unavailable: one system call that
-    copies (clears) the same bytes, without the ring's submission and
-    completion work.
+    Timed in the calling process: from a process with more than one thread
+    every call costs more (:mod:`labkit.measure.threads`), so figures are
+    measured through :func:`labkit.experiments.live_kernel.run_syscalls`,
+    in single-threaded workers.
     """
     batches = positive_int(batches, "batches")
     zfd = open_zero()

@@ -3,7 +3,9 @@
 :func:`environment` answers the questions a reader of a performance result
 asks first: which CPU, which kernel, which mitigations, which compiler and
 flags built the timing kernels, which Python and packages, which labkit (and
-git commit), when, in quick or full mode, and whether io_uring is available here.
+git commit), when, in quick or full mode, whether io_uring is usable here, and
+how many threads the measuring process has (the live loops are measured in
+single-threaded worker processes: :mod:`labkit.measure.workers`).
 Everything is JSON-serialisable.
 """
 
@@ -32,6 +34,7 @@ KEYS = (
     "cpu_model",
     "cpu_count",
     "cpu_affinity",
+    "measuring_threads",
     "machine",
     "kernel_release",
     "kernel_version",
@@ -134,6 +137,45 @@ def io_uring_status() -> dict[str, Any]:
     }
 
 
+_worker_threads: dict[str, Any] = {}
+
+
+def measuring_threads() -> dict[str, Any]:
+    """Threads of the process that measures, and of the process writing this record.
+
+    Returns:
+        ``{"worker": int | None, "worker_io_threads": int | None,
+        "this_process": int | None, "how": str}``: ``worker`` is what a
+        spawned measuring worker counts in /proc/self/task once it has
+        imported labkit's live experiments (1: it measures single-threaded),
+        ``worker_io_threads`` its io_uring kernel threads (0 before any ring
+        is used; the rows of each experiment carry the counts seen while it
+        measured), ``this_process`` the threads of the caller (a notebook
+        kernel has a dozen; it does not measure).  The worker is probed once
+        per process.
+    """
+    from labkit.measure import threads, workers
+
+    if not _worker_threads:
+        try:
+            seen = workers.probe_threads()
+            _worker_threads.update(
+                worker=seen.threads, worker_io_threads=seen.io_threads, error=None
+            )
+        except Exception as exc:  # noqa: BLE001 - the record says why, it does not fail
+            _worker_threads.update(worker=None, worker_io_threads=None, error=str(exc))
+    here = threads.count_threads()
+    how = "spawned single-threaded workers (labkit.measure.workers), pinned before import"
+    if _worker_threads["error"]:
+        how = f"worker probe failed: {_worker_threads['error'].splitlines()[0]}"
+    return {
+        "worker": _worker_threads["worker"],
+        "worker_io_threads": _worker_threads["worker_io_threads"],
+        "this_process": here.total if here else None,
+        "how": how,
+    }
+
+
 def environment(quick: bool | None = None) -> dict[str, Any]:
     """The environment record of this run (see the module docstring); keys are :data:`KEYS`."""
     import labkit
@@ -152,6 +194,7 @@ def environment(quick: bool | None = None) -> dict[str, Any]:
         "cpu_model": cpu_model(),
         "cpu_count": os.cpu_count(),
         "cpu_affinity": affinity,
+        "measuring_threads": measuring_threads(),
         "machine": uname.machine,
         "kernel_release": uname.release,
         "kernel_version": uname.version,
@@ -174,7 +217,12 @@ def format_environment(env: dict[str, Any]) -> str:
     lines = []
     width = max(len(k) for k in env)
     for key, value in env.items():
-        if isinstance(value, dict) and key in ("mitigations", "packages", "io_uring"):
+        if isinstance(value, dict) and key in (
+            "mitigations",
+            "packages",
+            "io_uring",
+            "measuring_threads",
+        ):
             lines.append(f"{key}:")
             sub = max((len(k) for k in value), default=0)
             for k, v in value.items():
@@ -189,6 +237,7 @@ __all__ = [
     "environment",
     "format_environment",
     "io_uring_status",
+    "measuring_threads",
     "mitigations",
     "cpu_model",
     "git_state",

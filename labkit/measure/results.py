@@ -10,7 +10,7 @@ flushed and fsynced, then ``os.replace``): an interrupted run leaves either
 the complete file or none, never half of one.  The JSON is written first, so
 every CSV has its record.  Results copied in from other machines keep their
 ``<host>`` in the name, and :func:`load` merges every run of an experiment
-into one DataFrame with ``run`` and ``host`` columns.
+into one DataFrame with ``saved_run`` and ``host`` columns.
 """
 
 from __future__ import annotations
@@ -313,8 +313,10 @@ def load(
     """Every saved run of ``experiment`` merged into one DataFrame.
 
     ``data_dir`` may be a list of data directories (e.g. one per machine).  Each
-    row gains ``run`` (the file's stem), ``host`` and the ``env_columns`` of
-    its run's environment record (prefixed ``env_``).  No runs: an empty frame.
+    row gains ``saved_run`` (the file's stem; ``run`` is already the worker
+    that measured the row, :mod:`labkit.measure.workers`), ``host`` and the
+    ``env_columns`` of its environment record (prefixed ``env_``).  No runs:
+    an empty frame.
 
     Every file is validated first (see :func:`load_run`; ``required`` are the
     columns every run must have, by default those of
@@ -335,7 +337,7 @@ def load(
             warnings.warn(str(exc), ResultFileWarning, stacklevel=2)
             skipped.append((exc.path, exc.reason))
             continue
-        df.insert(0, "run", path.stem)
+        df.insert(0, "saved_run", path.stem)
         df.insert(1, "host", env.get("hostname", path.stem.split("-", 1)[-1]))
         for col in env_columns:
             value = env.get(col)

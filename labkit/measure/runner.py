@@ -26,15 +26,24 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from tqdm.auto import tqdm
 
 from labkit._args import index_arg, int_arg, iters_arg
+from labkit.measure import threads
+
+# tqdm's monitor is a thread: a single-threaded worker (labkit.measure.workers) must not get one
+tqdm.monitor_interval = 0
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 Variant = Callable[[], "float | Sequence[float]"]
+
+#: What :func:`measure` returns: one dict per sample, keys in column order.
+Rows = list[dict[str, Any]]
 
 #: Columns every :func:`run` result has (parameter columns follow).
 COLUMNS = ("experiment", "variant", "repeat", "ns_per_op")
@@ -136,6 +145,8 @@ def run(
 ) -> pd.DataFrame:
     """Measure ``variants`` side by side and return one row per sample.
 
+    The rows of :func:`measure` (same arguments) as a DataFrame.
+
     Args:
         experiment: name recorded in the ``experiment`` column.
         variants: name -> zero-argument callable running ONE batch and returning
@@ -151,15 +162,56 @@ def run(
             that every variant runs equally often in every position and after
             every other variant; this cancels order effects such as a variant
             paying a warm-up cost after a light one.  Off by default (A B A B).
+            In run k of a worker (:func:`continue_rotation`) the rotation goes
+            on from round k * repeats, as if the runs were one long run.
 
     Returns:
         A DataFrame with columns experiment, variant, repeat, ns_per_op and
-        one column per ``params`` key.
+        one column per ``params`` key.  Inside a worker
+        (:mod:`labkit.measure.workers`) the threads of the process are counted
+        right before the first batch and right after the last, the worker's
+        single-thread rule is enforced (:func:`labkit.measure.threads.observe`),
+        and the rows get ``threads`` and ``io_threads`` columns (the larger
+        count of the two).
 
     Raises:
         ValueError: for no variants, repeats < 1, warmup < 0, a parameter
             named like a standard column, or a variant returning a negative
             or non-finite value.
+        labkit.measure.threads.ThreadCountError: in a worker, when the process
+            has more than one thread before or after measuring.
+    """
+    import pandas as pd
+
+    rows = measure(
+        experiment,
+        variants,
+        repeats=repeats,
+        warmup=warmup,
+        params=params,
+        cpu=cpu,
+        progress=progress,
+        rotate=rotate,
+    )
+    return pd.DataFrame(rows, columns=list(rows[0]))
+
+
+def measure(
+    experiment: str,
+    variants: Mapping[str, Variant],
+    *,
+    repeats: int,
+    warmup: int = 1,
+    params: Mapping[str, Any] | None = None,
+    cpu: int | None = None,
+    progress: bool = False,
+    rotate: bool = False,
+) -> Rows:
+    """:func:`run` without pandas: the rows as a list of dicts (what a worker sends back).
+
+    Arguments, checks and errors as :func:`run`; every dict has the keys
+    experiment, variant, repeat, ns_per_op, the ``params`` keys and, inside a
+    worker, threads and io_threads, in that order.
     """
     if not variants:
         raise ValueError("run: no variants to measure")
@@ -173,13 +225,17 @@ def run(
     rows: list[dict[str, Any]] = []
     total = (int(warmup) + int(repeats)) * len(names)
     bar = tqdm(total=total, desc=experiment, unit="batch", disable=not progress, file=sys.stderr)
+    watch = threads.watching()
+    seen = []
     with bar, pinned(cpu):
+        if watch:
+            seen.append(threads.observe(experiment, "before"))
         for _ in range(int(warmup)):
             for name in names:
                 _samples(name, variants[name]())
                 bar.update()
         for r in range(int(repeats)):
-            shift = r % len(names) if rotate else 0
+            shift = (r + _run_index * int(repeats)) % len(names) if rotate else 0
             for name in names[shift:] + names[:shift]:
                 for v in _samples(name, variants[name]()):
                     rows.append(
@@ -192,7 +248,29 @@ def run(
                         }
                     )
                 bar.update()
-    return pd.DataFrame(rows, columns=[*COLUMNS, *params])
+        if watch:
+            seen.append(threads.observe(experiment, "after"))
+    if watch:
+        counts = {
+            "threads": max(s.threads for s in seen),
+            "io_threads": max(s.io_threads for s in seen),
+        }
+        for row in rows:
+            row.update(counts)
+    return rows
+
+
+_run_index = 0
+
+
+def continue_rotation(run: int) -> None:
+    """Rotate the variants of this process's measurements as run ``run`` of several.
+
+    Set by :mod:`labkit.measure.workers` in the worker of run ``run``, so that
+    over the runs of an experiment every variant comes first equally often.
+    """
+    global _run_index
+    _run_index = int(run)
 
 
 def calibrate(

@@ -1,0 +1,167 @@
+"""labkit.measure.workers and labkit.measure.threads: independent single-threaded runs.
+
+No timing here (that is benchmarks/live_vs_bare_c.py): these check the
+mechanism -- the run column, the thread counts, and that every failure of a
+worker comes back as a clear exception within a bounded time.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+
+import pytest
+
+from labkit.experiments import live_kernel
+from labkit.live import probe
+from labkit.measure import envinfo, runner, threads, workers
+
+T = "worker_targets:"
+
+
+def test_rows_come_back_with_the_run_column_and_one_thread():
+    df = workers.run_in_workers(T + "rows", {"repeats": 3}, runs=2)
+    assert list(df.columns[:5]) == ["experiment", "variant", "repeat", "run", "ns_per_op"]
+    assert sorted(df["run"].unique()) == [0, 1]
+    assert len(df) == 2 * 3 * 2
+    assert (df["threads"] == 1).all() and (df["io_threads"] == 0).all()
+
+
+def test_the_rotation_goes_on_from_run_to_run():
+    df = workers.run_in_workers(T + "rotated_rows", runs=3)
+    firsts = [d["variant"].iloc[0] for _, d in df.groupby(["run", "repeat"], sort=True)]
+    # one long run of 6 rounds would start them at a, b, c, a, b, c
+    assert firsts == ["a", "b", "c", "a", "b", "c"]
+
+
+def test_each_run_is_a_fresh_pinned_process():
+    df = workers.run_in_workers(T + "imported_modules", runs=2, cpu=runner.default_cpu())
+    assert df["pid"].nunique() == 2 and os.getpid() not in set(df["pid"])
+    assert set(df["affinity"]) == {str([runner.default_cpu()])}
+
+
+def test_a_worker_imports_neither_pandas_nor_scipy():
+    # half of a worker's start-up was pandas: the experiment modules must not import it
+    df = workers.run_in_workers(T + "imported_modules", runs=1)
+    assert df["heavy"].iloc[0] == ""
+
+
+def test_live_rows_from_a_single_threaded_worker():
+    df = live_kernel.run_syscalls(
+        "zero", names=("read", "readv1"), iters=50, repeats=2, warmup=0, runs=2
+    )
+    assert sorted(df["run"].unique()) == [0, 1]
+    assert (df["threads"] == 1).all() and (df["io_threads"] == 0).all()
+    # this process (pytest, with numpy imported unpinned) may have more: the worker has one
+    assert threads.count_threads().total >= 1
+
+
+def test_a_raising_worker_names_the_experiment_and_keeps_the_type():
+    with pytest.raises(ValueError) as info:
+        workers.run_in_workers(T + "raises_value_error", runs=2)
+    err = info.value
+    assert isinstance(err, workers.WorkerError)
+    assert err.target == T + "raises_value_error" and err.run == 0
+    assert "worker run 1 of 2" in str(err) and "a bad value" in str(err)
+    assert "raise ValueError" in err.worker_traceback
+
+
+def test_an_os_error_keeps_its_errno():
+    with pytest.raises(OSError) as info:
+        workers.run_in_workers(T + "raises_os_error", runs=1)
+    assert info.value.errno == errno.EINVAL and isinstance(info.value, workers.WorkerError)
+
+
+def test_a_killed_worker_is_an_error():
+    with pytest.raises(workers.WorkerError, match="SIGKILL") as info:
+        workers.run_in_workers(T + "killed", runs=1)
+    assert info.value.returncode == -9 and "about to die" in str(info.value)
+
+
+def test_a_slow_worker_is_killed_at_its_deadline():
+    start = time.monotonic()
+    with pytest.raises(workers.WorkerTimeout, match="deadline") as info:
+        workers.run_in_workers(T + "sleeps", {"seconds": 60}, runs=1, timeout=2)
+    assert time.monotonic() - start < 30
+    assert isinstance(info.value, TimeoutError)
+
+
+def test_a_second_thread_while_measuring_is_refused():
+    with pytest.raises(workers.WorkerError, match="exactly one thread") as info:
+        workers.run_in_workers(T + "with_a_thread", runs=1)
+    assert info.value.worker_type == "ThreadCountError"
+
+
+def test_bad_requests_fail_before_any_worker_starts():
+    with pytest.raises(ValueError, match="runs"):
+        workers.run_in_workers(T + "rows", runs=0)
+    with pytest.raises(TypeError, match="JSON"):
+        workers.run_in_workers(T + "rows", {"repeats": object()}, runs=1)
+    with pytest.raises(ValueError, match="module-level"):
+        workers.run_in_workers(lambda: [], runs=1)
+    with pytest.raises(ValueError, match="affinity"):
+        workers.run_in_workers(T + "rows", runs=1, cpu=10_000)
+
+
+def test_a_target_must_return_rows_and_runs_do_not_nest():
+    with pytest.raises(TypeError, match="row dicts"):
+        workers.run_in_workers(T + "not_rows", runs=1)
+    with pytest.raises(RuntimeError, match="do not nest"):
+        workers.run_in_workers(T + "nested", runs=1)
+
+
+def test_count_threads_tells_io_uring_threads_apart(tmp_path):
+    for tid, comm in [("10", "python"), ("11", "iou-wrk-10"), ("12", "iou-sqp-10")]:
+        (tmp_path / tid).mkdir()
+        (tmp_path / tid / "comm").write_text(comm + "\n")
+    seen = threads.count_threads(tmp_path)
+    assert (seen.threads, seen.io_threads, seen.total) == (1, 2, 3)
+    assert threads.count_threads(tmp_path / "absent") is None
+
+
+def test_the_rule_allows_io_threads_only_when_asked(monkeypatch):
+    seen = threads.ThreadCount(threads=1, io_threads=1)
+    monkeypatch.setattr(threads, "count_threads", lambda: seen)
+    try:
+        threads.require_single_thread(threads.Rule(allow_io_threads=True))
+        assert threads.observe("x", "before") == seen
+        threads.require_single_thread(threads.Rule(allow_io_threads=False))
+        with pytest.raises(threads.ThreadCountError, match="io_uring"):
+            threads.observe("x", "before")
+    finally:
+        threads.require_single_thread(None)
+    assert not threads.watching()
+
+
+@pytest.mark.skipif(not probe()["available"], reason="io_uring unavailable")
+def test_io_wq_threads_are_counted_not_hidden():
+    # a tmpfs read may not complete inline: io_uring then hands it to an io-wq thread,
+    # which shares the file table.  Allowed (and counted) for io_uring experiments,
+    # refused where the rule says no io_uring thread.
+    kwargs = {
+        "target": "tmpfs",
+        "ops": ["read"],
+        "length": 4096,
+        "iters": 20,
+        "repeats": 2,
+        "warmup": 1,
+        "register_ring_fd": False,
+        "cpu": None,
+        "clock_name": "wall",
+    }
+    name = "labkit.experiments.live_kernel:_uring_qd1_in_worker"
+    df = workers.run_in_workers(name, kwargs, runs=1)
+    assert (df["threads"] == 1).all()
+    if df["io_threads"].max() > 0:
+        with pytest.raises(workers.WorkerError, match="no io_uring thread"):
+            workers.run_in_workers(name, kwargs, runs=1, allow_io_threads=False)
+    else:
+        strict = workers.run_in_workers(name, kwargs, runs=1, allow_io_threads=False)
+        assert (strict["io_threads"] == 0).all()
+
+
+def test_the_environment_record_states_the_measuring_threads():
+    rec = envinfo.measuring_threads()
+    assert rec["worker"] == 1 and rec["worker_io_threads"] == 0
+    assert rec["this_process"] >= 1 and "worker" in rec["how"]

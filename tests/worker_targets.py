@@ -1,0 +1,82 @@
+"""Experiment functions for tests/test_workers.py: each runs inside a worker process.
+
+They are imported by name in a fresh interpreter, so they live in a module of
+their own (tests/ is on the path the parent hands to its workers).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+from labkit.measure import runner, workers
+
+
+def rows(repeats: int = 2) -> runner.Rows:
+    """Two trivial variants through runner.measure: rows with the thread counts."""
+    return runner.measure("t", {"a": lambda: 1.0, "b": lambda: 2.0}, repeats=repeats, warmup=0)
+
+
+def raises_value_error() -> runner.Rows:
+    raise ValueError("a bad value, raised in the worker")
+
+
+def raises_os_error() -> runner.Rows:
+    raise OSError(22, "Invalid argument: raised in the worker")
+
+
+def killed() -> runner.Rows:
+    sys.stdout.write("about to die\n")
+    sys.stdout.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+    return []
+
+
+def sleeps(seconds: float) -> runner.Rows:
+    time.sleep(seconds)
+    return rows()
+
+
+def with_a_thread() -> runner.Rows:
+    """Measure while a second (idle) thread exists: the single-thread rule must refuse."""
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        return rows()
+    finally:
+        stop.set()
+        t.join()
+
+
+def not_rows() -> object:
+    return 42
+
+
+def nested() -> runner.Rows:
+    return workers.run_in_workers(rows, runs=1)
+
+
+def imported_modules() -> runner.Rows:
+    """What a worker has loaded once it imported every experiment module."""
+    import labkit.experiments.fixed_seek
+    import labkit.experiments.live_kernel
+    import labkit.experiments.ubuf_import  # noqa: F401
+
+    loaded = {name for name in ("pandas", "scipy", "matplotlib") if name in sys.modules}
+    return [
+        {
+            "heavy": ",".join(sorted(loaded)),
+            "pid": os.getpid(),
+            "affinity": str(sorted(os.sched_getaffinity(0))),
+        }
+    ]
+
+
+def rotated_rows() -> runner.Rows:
+    """Three variants, rotated: the order the rows come in is the order they ran."""
+    variants = {name: (lambda: 1.0) for name in ("a", "b", "c")}
+    return runner.measure("rot", variants, repeats=2, warmup=0, rotate=True)
