@@ -214,14 +214,14 @@ def core_copy(
     cfg = core_copy_config(quick)
     kwargs = {
         "quick": bool(quick),
-        "repeats": cfg.repeats if repeats is None else int(repeats),
+        "repeats": cfg.repeats if repeats is None else index_arg(repeats, "repeats"),
         "cpu": cpu,
         "sizes": list(cfg.sizes if sizes is None else sizes),
     }
     df = workers.run_in_workers(
         _core_copy_in_worker,
         kwargs,
-        runs=cfg.runs if runs is None else int(runs),
+        runs=cfg.runs if runs is None else index_arg(runs, "runs"),
         cpu=cpu,
         timeout=timeout,
         progress=progress,
