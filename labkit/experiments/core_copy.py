@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from labkit._args import size_arg
+from labkit._args import index_arg, size_arg
 from labkit._ffi import ffi, lib
 from labkit.core.imports import import_iovec, import_ubuf
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter
