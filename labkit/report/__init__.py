@@ -5,36 +5,7 @@ The summary API (:mod:`labkit.report.summary`, with the verdict rule of
 ``from labkit import report; report.record(...)``.
 """
 
-from labkit.report.summary import (
-    COLUMNS,
-    SUMMARY_CSS,
-    TOO_NOISY,
-    VERDICTS,
-    Verdict,
-    format_figure,
-    format_summary,
-    judge,
-    out_dir,
-    record,
-    savefig,
-    summary_html,
-    summary_table,
-    verdict,
-)
+from labkit.report import summary
+from labkit.report.summary import *  # noqa: F403 (re-exports summary.__all__)
 
-__all__ = [
-    "COLUMNS",
-    "SUMMARY_CSS",
-    "TOO_NOISY",
-    "VERDICTS",
-    "Verdict",
-    "format_figure",
-    "format_summary",
-    "judge",
-    "out_dir",
-    "record",
-    "savefig",
-    "summary_html",
-    "summary_table",
-    "verdict",
-]
+__all__ = list(summary.__all__)

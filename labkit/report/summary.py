@@ -357,21 +357,7 @@ def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
 
 
 #: The columns of :func:`summary_html`, in order.
-HTML_COLUMNS = [
-    "result",
-    "quantity",
-    "published",
-    "model",
-    "live",
-    "measured [95% CI]",
-    "band",
-    "runs",
-    "noise",
-    "verdict",
-    "explained",
-    "method",
-    "reason",
-]
+HTML_COLUMNS = [*TEXT_COLUMNS, "verdict", "explained", "method", "reason"]
 
 #: CSS for :func:`summary_html` (verdict colours), to put in the page's ``<style>``.
 SUMMARY_CSS = """
