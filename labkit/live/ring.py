@@ -6,7 +6,7 @@ import errno
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from labkit._args import (
     INT64_MAX,
@@ -19,7 +19,11 @@ from labkit._args import (
     seconds_arg,
 )
 from labkit._ffi import check, ffi, lib, raise_errno
+from labkit.live.lifetime import Closeable
 from labkit.live.variants import DEFAULT_LENGTH, read_variant
+
+if TYPE_CHECKING:  # typing.Unpack is Python 3.11+; only type checkers read it
+    from typing_extensions import Unpack
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,21 @@ class PeakResult:
         return asdict(self)
 
 
-class Ring:
+class Request(TypedDict, total=False):
+    """Where one io_uring read goes: the keywords every :class:`Ring` operation takes.
+
+    ``offset`` (default 0) is the file offset (-1: the file's position);
+    ``buf_offset`` (default 0) the offset in the ring's buffer the read lands
+    at; ``fixed_file`` (default False) makes ``fd`` an index into the
+    registered files.
+    """
+
+    offset: int
+    buf_offset: int
+    fixed_file: bool
+
+
+class Ring(Closeable):
     """An io_uring instance set up through raw system calls.
 
     ``entries`` SQ entries (the kernel rounds up to a power of two), ``scratch``
@@ -121,18 +139,6 @@ class Ring:
             if self._ring is not None:
                 handle, self._ring = self._ring, None
                 lib.lk_ring_close(handle)
-
-    def __enter__(self) -> Ring:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     # -- state
     def info(self) -> dict[str, Any]:
@@ -222,8 +228,16 @@ class Ring:
 
     # -- operations
     def _uop(
-        self, op: str, fd: int, length: int, offset: int, buf_offset: int, fixed_file: bool
+        self,
+        op: str,
+        fd: int,
+        length: int,
+        *,
+        offset: int = 0,
+        buf_offset: int = 0,
+        fixed_file: bool = False,
     ) -> Any:
+        """The C request of one operation, every argument checked (see :class:`Request`)."""
         vid = read_variant(op, interface="uring").id
         fd = fd_arg(fd, "fd", minimum=-(2**31))  # a negative fd completes with EBADF
         length = positive_int(length, "length", maximum=lib.LK_MAX_RW_COUNT)
@@ -242,37 +256,24 @@ class Ring:
         )
 
     def submit(
-        self,
-        op: str,
-        fd: int,
-        length: int = DEFAULT_LENGTH,
-        *,
-        offset: int = 0,
-        buf_offset: int = 0,
-        fixed_file: bool = False,
+        self, op: str, fd: int, length: int = DEFAULT_LENGTH, **request: Unpack[Request]
     ) -> int:
         """Submit one operation, wait for it (bounded) and return its completion's ``res``.
 
         ``op`` is one of :data:`labkit.live.URING_OPS`.  READ/READV read into the scratch
         buffer at ``buf_offset``; READ_FIXED into the registered buffer at
         ``buf_offset`` (the kernel checks that range: outside it is EFAULT).
-        A negative ``res`` raises ``OSError`` with that errno; a timeout
-        raises ``OSError(ETIME)``.
+        The keywords (``offset``, ``buf_offset``, ``fixed_file``) are those of
+        :class:`Request`.  A negative ``res`` raises ``OSError`` with that errno;
+        a timeout raises ``OSError(ETIME)``.
         """
-        uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
+        uop = self._uop(op, fd, length, **request)
         res = int(self._call(lib.lk_ring_do, uop))
         check(res, f"io_uring {op} of {length} bytes on fd {fd}")
         return res
 
     def read(
-        self,
-        op: str,
-        fd: int,
-        length: int = DEFAULT_LENGTH,
-        *,
-        offset: int = 0,
-        buf_offset: int = 0,
-        fixed_file: bool = False,
+        self, op: str, fd: int, length: int = DEFAULT_LENGTH, **request: Unpack[Request]
     ) -> bytes:
         """:meth:`submit`, then return the bytes it wrote into the ring's memory.
 
@@ -281,10 +282,8 @@ class Ring:
         """
         where = "registered" if read_variant(op).uring == "READ_FIXED" else "scratch"
         with self._lock:
-            res = self.submit(
-                op, fd, length, offset=offset, buf_offset=buf_offset, fixed_file=fixed_file
-            )
-            return self.memory(buf_offset, res, where)
+            res = self.submit(op, fd, length, **request)
+            return self.memory(request.get("buf_offset", 0), res, where)
 
     def roundtrip_ns(
         self,
@@ -293,9 +292,7 @@ class Ring:
         length: int = DEFAULT_LENGTH,
         *,
         iters: int = 20_000,
-        offset: int = 0,
-        buf_offset: int = 0,
-        fixed_file: bool = False,
+        **request: Unpack[Request],
     ) -> float:
         """One batch of queue-depth-1 round trips: nanoseconds per submit + wait + reap.
 
@@ -303,9 +300,7 @@ class Ring:
         waits (bounded) for its completion; every completion's ``res`` must
         equal ``length`` (else OSError: its errno, or EIO when short).
         """
-        uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
-        iters = positive_int(iters, "iters")
-        return check(self._call(lib.lk_time_uring_qd1, uop, iters), f"io_uring {op} QD1")
+        return self.roundtrip_variant(op, fd, length, iters=iters, **request)()
 
     def peak(
         self,
@@ -317,9 +312,7 @@ class Ring:
         submit_batch: int = 8,
         complete_batch: int = 8,
         ios: int = 200_000,
-        offset: int = 0,
-        buf_offset: int = 0,
-        fixed_file: bool = False,
+        **request: Unpack[Request],
     ) -> PeakResult:
         """One batch of the peak loop: keep ``depth`` requests in flight.
 
@@ -327,7 +320,7 @@ class Ring:
         the queue is full wait for ``complete_batch`` completions in the same
         enter call.  All requests read into the same buffer.
         """
-        uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
+        uop = self._uop(op, fd, length, **request)
         depth = positive_int(depth, "depth", maximum=UINT_MAX)
         submit_batch = positive_int(submit_batch, "submit_batch", maximum=depth)
         complete_batch = positive_int(complete_batch, "complete_batch", maximum=depth)
@@ -355,12 +348,10 @@ class Ring:
         length: int = DEFAULT_LENGTH,
         *,
         iters: int = 20_000,
-        offset: int = 0,
-        buf_offset: int = 0,
-        fixed_file: bool = False,
+        **request: Unpack[Request],
     ) -> Callable[[], float]:
         """A zero-argument callable timing one QD1 batch (for ``labkit.measure.runner.run``)."""
-        uop = self._uop(op, fd, length, offset, buf_offset, fixed_file)
+        uop = self._uop(op, fd, length, **request)
         iters = positive_int(iters, "iters")
 
         def run() -> float:

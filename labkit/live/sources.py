@@ -13,6 +13,7 @@ import numpy as np
 from labkit._args import positive_int
 from labkit._ffi import ffi
 from labkit.core.memory import PAGE_SIZE
+from labkit.live.lifetime import Closeable
 from labkit.live.probe import tmpfs_dir
 
 
@@ -37,7 +38,7 @@ def pattern_bytes(offset: int, n: int) -> bytes:
     return ((mixed >> np.uint64(7)) & np.uint64(0xFF)).astype(np.uint8).tobytes()
 
 
-class PatternFile:
+class PatternFile(Closeable):
     """A file of ``size`` bytes with :func:`pattern_bytes` content, opened read-only.
 
     Created in :func:`tmpfs_dir` (memory-backed, so reads never wait for a
@@ -74,18 +75,6 @@ class PatternFile:
         if getattr(self, "fd", -1) >= 0:
             os.close(self.fd)
             self.fd = -1
-
-    def __enter__(self) -> PatternFile:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def _unnamed_file(directory: Path) -> int:
