@@ -34,7 +34,7 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
@@ -46,6 +46,9 @@ from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.live.variants import VARIANTS, ReadVariant, read_variant
 from labkit.models.shared import SharedMemory
 from labkit.models.work import Work
+
+if TYPE_CHECKING:  # typing.Unpack is Python 3.11+; only type checkers read it
+    from typing_extensions import Unpack
 
 OPS = {
     "advance": int(lib.LK_UBUF_OP_ADVANCE),
@@ -134,6 +137,20 @@ def _segments_arg(
     return list(zip(offsets, segs, strict=True))
 
 
+class ModelOptions(TypedDict, total=False):
+    """The keywords every model takes: what each call does and the memory it uses.
+
+    ``op`` (default ``"zero"``), ``size`` (default ``PAGE_SIZE``), ``segments``,
+    ``mem`` and ``shared`` (default None): see :class:`SyscallModel`.
+    """
+
+    op: str
+    size: int
+    segments: Sequence[int] | None
+    mem: UserMemory | None
+    shared: SharedMemory | None
+
+
 class _Model:
     """Shared set-up: a data mapping, the user's iovec array in user memory, the C args."""
 
@@ -144,10 +161,10 @@ class _Model:
         variant: ReadVariant,
         era: int,
         *,
-        op: str,
-        size: int,
-        segments: Sequence[int] | None,
-        mem: UserMemory | None,
+        op: str = "zero",
+        size: int = PAGE_SIZE,
+        segments: Sequence[int] | None = None,
+        mem: UserMemory | None = None,
         shared: SharedMemory | None = None,
     ) -> None:
         if op not in OPS:
@@ -278,16 +295,10 @@ class SyscallModel(_Model):
         self,
         syscall: str = "readv",
         kernel: str = "6.4",
-        *,
-        op: str = "zero",
-        size: int = PAGE_SIZE,
-        segments: Sequence[int] | None = None,
-        mem: UserMemory | None = None,
-        shared: SharedMemory | None = None,
+        **options: Unpack[ModelOptions],
     ) -> None:
         variant = read_variant("readv1" if syscall == "readv" else syscall, interface="syscall")
-        common = {"op": op, "size": size, "segments": segments, "mem": mem, "shared": shared}
-        super().__init__(variant, kernel_era(kernel), **common)
+        super().__init__(variant, kernel_era(kernel), **options)
         self.syscall = syscall
         self.kernel = str(kernel)
 
@@ -323,11 +334,7 @@ class UringModel(_Model):
         *,
         defer_every: int = 0,
         defer_alloc_ubuf: bool = False,
-        op: str = "zero",
-        size: int = PAGE_SIZE,
-        segments: Sequence[int] | None = None,
-        mem: UserMemory | None = None,
-        shared: SharedMemory | None = None,
+        **options: Unpack[ModelOptions],
     ) -> None:
         if variant not in URING_VARIANTS:
             raise ValueError(f"variant must be one of {sorted(URING_VARIANTS)}, got {variant!r}")
@@ -335,8 +342,7 @@ class UringModel(_Model):
         if defer_every < 0:
             raise ValueError(f"defer_every must be >= 0, got {defer_every}")
         read, kernel, rewrite = URING_VARIANTS[variant]
-        common = {"op": op, "size": size, "segments": segments, "mem": mem, "shared": shared}
-        super().__init__(VARIANTS[read], kernel_era(kernel), **common)
+        super().__init__(VARIANTS[read], kernel_era(kernel), **options)
         self.variant = variant
         self.defer_every = defer_every
         self.defer_alloc_ubuf = bool(defer_alloc_ubuf)
