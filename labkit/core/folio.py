@@ -9,14 +9,15 @@ moves can be compared with a whole image of that buffer.
 
 from __future__ import annotations
 
+import errno
 import mmap
-import operator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from labkit._ffi import ffi
+from labkit._args import int_arg
+from labkit._ffi import ffi, raise_errno
 from labkit.core.iter_args import buffer_arg
 
 PAGE_SIZE = 4096
@@ -24,14 +25,8 @@ PAGE_SHIFT = 12
 
 
 def order_arg(order: Any, max_order: int) -> int:
-    """Validate a folio order: an int in 0..max_order."""
-    try:
-        value = operator.index(order)
-    except TypeError:
-        raise TypeError(f"order must be an integer, not {type(order).__name__}") from None
-    if not 0 <= value <= max_order:
-        raise ValueError(f"folio order must be in 0..{max_order}, got {value}")
-    return value
+    """Validate a folio order: an int in 0..max_order (ValueError otherwise)."""
+    return int_arg(order, "folio order", 0, max_order)
 
 
 @dataclass(eq=False)
@@ -109,3 +104,33 @@ class Folio:
 
     def __repr__(self) -> str:
         return f"Folio(addr={self.addr:#x}, order={self.order}, size={self.size})"
+
+
+class FolioHolder:
+    """What every container of folios answers about memory: is a range inside one
+    folio it holds, and a view of that range (:class:`labkit.PageCache`,
+    :class:`labkit.FolioQueue`)."""
+
+    def _held_folios(self) -> list[Folio]:
+        """Every folio held now, taken under the container's lock."""
+        raise NotImplementedError
+
+    def is_mapped(self, addr: int, length: int) -> bool:
+        """True if ``[addr, addr + length)`` lies inside one folio held here."""
+        return self._holding(addr, length) is not None
+
+    def view(self, addr: int, length: int) -> Any:
+        """A writable uint8 view of ``length`` bytes at ``addr`` inside one folio.
+
+        Raises:
+            OSError: EFAULT if the range is not inside one folio held here.
+        """
+        folio = self._holding(addr, length)
+        if folio is None:
+            raise_errno(errno.EFAULT, f"view: [{addr:#x}, +{length}) is not inside one folio")
+        return folio.array[addr - folio.addr : addr - folio.addr + length]
+
+    def _holding(self, addr: int, length: int) -> Folio | None:
+        if length < 0:
+            return None
+        return next((f for f in self._held_folios() if f.holds(addr, length)), None)

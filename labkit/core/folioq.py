@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from labkit._args import size_arg
 from labkit._ffi import ffi, lib, raise_errno
-from labkit.core.folio import PAGE_SIZE, Folio, order_arg
+from labkit.core.folio import PAGE_SIZE, Folio, FolioHolder, order_arg
 from labkit.core.iter_args import direction_arg
 from labkit.errors import IterMisuseError
 
@@ -56,7 +56,7 @@ class _CheckedLock:
         self._queue._lock.release()
 
 
-class FolioQueue:
+class FolioQueue(FolioHolder):
     """A queue of folios over real memory, in segments of 31 slots.
 
     ``lock`` serialises changes of the queue with every C call that reads it
@@ -220,30 +220,9 @@ class FolioQueue:
             raise ValueError(f"position: {it.iter_type} is not a FOLIOQ iterator")
         return self.segment_of(seg), it.folioq_slot, it.iov_offset
 
-    def is_mapped(self, addr: int, length: int) -> bool:
-        """True if ``[addr, addr + length)`` lies inside one folio of the queue."""
-        return self._holding(addr, length) is not None
-
-    def view(self, addr: int, length: int) -> Any:
-        """A writable uint8 view of ``length`` bytes at ``addr`` inside one folio.
-
-        Raises:
-            OSError: EFAULT if the range is not inside one folio of the queue.
-        """
-        import errno
-
-        folio = self._holding(addr, length)
-        if folio is None:
-            raise_errno(errno.EFAULT, f"view: [{addr:#x}, +{length}) is not inside one folio")
-        return folio.array[addr - folio.addr : addr - folio.addr + length]
-
-    def _holding(self, addr: int, length: int) -> Folio | None:
-        with self._lock:
-            for row in self._folios:
-                for folio in row:
-                    if folio is not None and length >= 0 and folio.holds(addr, length):
-                        return folio
-        return None
+    def _held_folios(self) -> list[Folio]:
+        with self._lock:  # the raw lock: a freed queue still answers
+            return [folio for row in self._folios for folio in row if folio is not None]
 
     def _seg_index_arg(self, segment: Any) -> int:
         try:

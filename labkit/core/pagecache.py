@@ -23,9 +23,9 @@ import operator
 import threading
 from typing import TYPE_CHECKING, Any
 
-from labkit._args import size_arg
+from labkit._args import int_arg, size_arg
 from labkit._ffi import ffi, lib, raise_errno
-from labkit.core.folio import PAGE_SHIFT, PAGE_SIZE, Folio, order_arg
+from labkit.core.folio import PAGE_SHIFT, PAGE_SIZE, Folio, FolioHolder, order_arg
 from labkit.core.iter_args import direction_arg
 
 if TYPE_CHECKING:
@@ -40,16 +40,10 @@ MAX_INDEX = MAX_LFS_FILESIZE >> PAGE_SHIFT
 
 
 def _index_arg(index: Any) -> int:
-    try:
-        value = operator.index(index)
-    except TypeError:
-        raise TypeError(f"index must be an integer, not {type(index).__name__}") from None
-    if not 0 <= value <= MAX_INDEX:
-        raise ValueError(f"page index must be in 0..{MAX_INDEX}, got {value}")
-    return value
+    return int_arg(index, "page index", 0, MAX_INDEX)
 
 
-class PageCache:
+class PageCache(FolioHolder):
     """A file's page cache: folios of order 0..9 over real memory, by page index.
 
     ``lock`` serialises changes of the table with every C call that reads it
@@ -188,27 +182,9 @@ class PageCache:
             out.append((pos, 0, end - pos))
         return out
 
-    def is_mapped(self, addr: int, length: int) -> bool:
-        """True if ``[addr, addr + length)`` lies inside one folio of the cache."""
-        return self._holding(addr, length) is not None
-
-    def view(self, addr: int, length: int) -> Any:
-        """A writable uint8 view of ``length`` bytes at ``addr`` inside one folio.
-
-        Raises:
-            OSError: EFAULT if the range is not inside one folio of the cache.
-        """
-        folio = self._holding(addr, length)
-        if folio is None:
-            raise_errno(errno.EFAULT, f"view: [{addr:#x}, +{length}) is not inside one folio")
-        return folio.array[addr - folio.addr : addr - folio.addr + length]
-
-    def _holding(self, addr: int, length: int) -> Folio | None:
+    def _held_folios(self) -> list[Folio]:
         with self.lock:
-            for folio in self._folios.values():
-                if length >= 0 and folio.holds(addr, length):
-                    return folio
-        return None
+            return list(self._folios.values())
 
     def __repr__(self) -> str:
         pages = sum(f.nr_pages for f in self._folios.values())
