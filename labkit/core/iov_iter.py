@@ -311,8 +311,7 @@ class IovIter:
 
     def advance(self, n: int) -> None:
         """Skip ``n`` bytes (clamped to count), stepping over finished and empty segments."""
-        with self._locked():
-            lib.lk_iter_advance(self._it, size_arg(n))
+        self._c(lib.lk_iter_advance, size_arg(n))
 
     def revert(self, n: int) -> None:
         """Walk back ``n`` bytes.
@@ -323,8 +322,7 @@ class IovIter:
                 would take a DISCARD's count past SIZE_MAX; the iterator is
                 left unchanged.
         """
-        with self._locked():
-            ret = lib.lk_iter_revert(self._it, size_arg(n))
+        ret = self._c(lib.lk_iter_revert, size_arg(n))
         if ret == -errno.ERANGE:
             raise IterMisuseError(
                 f"revert({n}) goes past the start of the iterator (the kernel would BUG)"
@@ -340,8 +338,7 @@ class IovIter:
 
     def truncate(self, n: int) -> None:
         """Limit count to ``n`` (no effect if count is already smaller)."""
-        with self._locked():
-            lib.lk_iter_truncate(self._it, size_arg(n))
+        self._c(lib.lk_iter_truncate, size_arg(n))
 
     def reexpand(self, n: int) -> None:
         """Set count to ``n`` again after a truncate.
@@ -359,8 +356,7 @@ class IovIter:
 
     def single_seg_count(self) -> int:
         """Bytes left in the current segment (count if there is at most one segment)."""
-        with self._locked():
-            return int(lib.lk_iter_single_seg_count(self._it))
+        return int(self._c(lib.lk_iter_single_seg_count))
 
     def _current_iovec(self) -> tuple[int, int]:
         """The current segment as (address, length), as ``iov_iter_iovec()``.
@@ -374,8 +370,7 @@ class IovIter:
         """
         addr = ffi.new("uintptr_t *")
         length = ffi.new("size_t *")
-        with self._locked():
-            ret = lib.lk_iter_current(self._it, addr, length)
+        ret = self._c(lib.lk_iter_current, addr, length)
         if ret == -errno.ENODATA:
             return (0, 0)
         if ret < 0:
@@ -387,13 +382,11 @@ class IovIter:
     def npages(self, maxpages: int) -> int:
         """Pages the remaining bytes touch, at most ``maxpages``."""
         maxpages = min(size_arg(maxpages, "maxpages"), 2**31 - 1)
-        with self._locked():
-            return int(lib.lk_iter_npages(self._it, maxpages))
+        return int(self._c(lib.lk_iter_npages, maxpages))
 
     def alignment(self) -> int:
         """OR of every remaining segment's address and length (``iov_iter_alignment``)."""
-        with self._locked():
-            return int(lib.lk_iter_alignment(self._it))
+        return int(self._c(lib.lk_iter_alignment))
 
     def extract_pages(self, maxsize: int, maxpages: int) -> Any:
         """List the pages under the next bytes and advance past them (``iov_iter_extract_pages``).
@@ -415,6 +408,11 @@ class IovIter:
         """Held across every C call on ``c_iter``: the lock of what owns the memory (a
         freed FolioQueue's refuses entry), else the iterator's own."""
         return self._mem.lock if self._mem is not None else self._lock
+
+    def _c(self, fn: Any, *args: Any) -> Any:
+        """``fn(c_iter, *args)``, a C call on the iterator, under :meth:`_locked`."""
+        with self._locked():
+            return fn(self._it, *args)
 
     def copy_to_iter(self, data: Any) -> int:
         """Copy ``data`` into the iterator's memory; returns bytes copied.
