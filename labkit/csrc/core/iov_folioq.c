@@ -14,7 +14,6 @@
  * count given at construction and reexpand are checked against the queue, so
  * these guards never change a result the kernel would give.
  */
-#include <string.h>
 
 #include "iov_extract.h"
 #include "iov_folioq.h"
@@ -88,21 +87,16 @@ const struct lk_folioq *lk_iter_folioq(const struct lk_iov_iter *i)
 int lk_iter_folio_queue(struct lk_iov_iter *i, int direction, const struct lk_folioq *fq,
 			unsigned int first_slot, unsigned int offset, size_t count)
 {
-	if (direction != LK_ITER_DEST && direction != LK_ITER_SOURCE)
-		return -EINVAL;
-	if (!fq || first_slot > LK_FOLIOQ_NR_SLOTS)
+	if (!lk_iter_dir_ok(direction) || !fq || first_slot > LK_FOLIOQ_NR_SLOTS)
 		return -EINVAL;
 	if (first_slot < fq->nr ? offset >= slot_size(fq, first_slot) : offset != 0)
 		return -EINVAL;
 	if (count > lk_folioq_capacity(fq, first_slot, offset))
 		return -ERANGE;
-	memset(i, 0, sizeof(*i));
-	i->iter_type = LK_ITER_FOLIOQ;
-	i->data_source = direction;
+	lk_iter_start(i, direction, LK_ITER_FOLIOQ, count, 0);
 	i->folioq = fq;
-	i->folioq_slot = first_slot;
+	i->folioq_slot = first_slot;	/* shares nr_segs' storage, as in the kernel */
 	i->iov_offset = offset;
-	i->count = count;
 	i->seg_first = fq;
 	i->first_slot = (uint8_t)first_slot;
 	return 0;

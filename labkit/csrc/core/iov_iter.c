@@ -20,13 +20,22 @@
 static int iter_setup(struct lk_iov_iter *i, int direction, enum lk_iter_type type,
 		      size_t count, unsigned long nr_segs)
 {
-	if (direction != LK_ITER_DEST && direction != LK_ITER_SOURCE)
+	if (!lk_iter_dir_ok(direction))
 		return -EINVAL;
-	memset(i, 0, sizeof(*i));
-	i->iter_type = type;
-	i->data_source = direction;
-	i->count = count;
-	i->nr_segs = nr_segs;
+	lk_iter_start(i, direction, type, count, nr_segs);
+	return 0;
+}
+
+/* IOVEC and KVEC: an array of struct lk_iovec (user or kernel addresses). */
+static int iter_setup_iovec(struct lk_iov_iter *i, int direction, enum lk_iter_type type,
+			    const struct lk_iovec *iov, unsigned long nr_segs, size_t count)
+{
+	int ret = iter_setup(i, direction, type, count, nr_segs);
+
+	if (ret)
+		return ret;
+	i->iov = iov;
+	i->seg_first = iov;
 	return 0;
 }
 
@@ -45,26 +54,17 @@ int lk_iter_ubuf(struct lk_iov_iter *i, int direction, uintptr_t buf, size_t cou
 int lk_iter_init(struct lk_iov_iter *i, int direction, const struct lk_iovec *iov,
 		 unsigned long nr_segs, size_t count)
 {
-	int ret = iter_setup(i, direction, LK_ITER_IOVEC, count, nr_segs);
+	int ret = iter_setup_iovec(i, direction, LK_ITER_IOVEC, iov, nr_segs, count);
 
-	if (ret)
-		return ret;
-	i->user_backed = true;
-	i->iov = iov;
-	i->seg_first = iov;
-	return 0;
+	if (!ret)
+		i->user_backed = true;
+	return ret;
 }
 
 int lk_iter_kvec(struct lk_iov_iter *i, int direction, const struct lk_iovec *kvec,
 		 unsigned long nr_segs, size_t count)
 {
-	int ret = iter_setup(i, direction, LK_ITER_KVEC, count, nr_segs);
-
-	if (ret)
-		return ret;
-	i->iov = kvec;
-	i->seg_first = kvec;
-	return 0;
+	return iter_setup_iovec(i, direction, LK_ITER_KVEC, kvec, nr_segs, count);
 }
 
 int lk_iter_bvec(struct lk_iov_iter *i, int direction, const struct lk_bvec *bvec,

@@ -9,6 +9,7 @@
 #ifndef LK_IOV_ITER_H
 #define LK_IOV_ITER_H
 
+#include <string.h>
 #include <sys/types.h>
 
 #include "lk_common.h"
@@ -75,6 +76,28 @@ struct lk_iov_iter {
 static inline enum lk_iter_type lk_iter_kind(const struct lk_iov_iter *i)
 {
 	return (enum lk_iter_type)i->iter_type;
+}
+
+/*
+ * What every constructor shares (model helpers, used by iov_iter.c,
+ * iov_xarray.c and iov_folioq.c).  A constructor first checks the direction
+ * (the kernel WARNs or BUGs on any other) with its other arguments, so that a
+ * refused one leaves i untouched; then lk_iter_start() zeroes the state and
+ * sets type, direction, count and nr_segs, and the constructor its own fields.
+ */
+static inline bool lk_iter_dir_ok(int direction)
+{
+	return direction == LK_ITER_DEST || direction == LK_ITER_SOURCE;
+}
+
+static inline void lk_iter_start(struct lk_iov_iter *i, int direction, enum lk_iter_type type,
+				 size_t count, unsigned long nr_segs)
+{
+	memset(i, 0, sizeof(*i));
+	i->iter_type = type;
+	i->data_source = direction;
+	i->count = count;
+	i->nr_segs = nr_segs;
 }
 
 int lk_iter_ubuf(struct lk_iov_iter *i, int direction, uintptr_t buf, size_t count);

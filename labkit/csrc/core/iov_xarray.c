@@ -152,16 +152,12 @@ int lk_xa_load(const struct lk_xarray *xa, uint64_t index, uint64_t *first, uint
 int lk_iter_xarray(struct lk_iov_iter *i, int direction, const struct lk_xarray *xa,
 		   int64_t start, size_t count)
 {
-	if (direction != LK_ITER_DEST && direction != LK_ITER_SOURCE)
+	if (!lk_iter_dir_ok(direction) || !xa || start < 0 ||
+	    count > (uint64_t)LK_MAX_LFS_FILESIZE - (uint64_t)start)
 		return -EINVAL;
-	if (!xa || start < 0 || count > (uint64_t)LK_MAX_LFS_FILESIZE - (uint64_t)start)
-		return -EINVAL;
-	memset(i, 0, sizeof(*i));
-	i->iter_type = LK_ITER_XARRAY;
-	i->data_source = direction;
+	lk_iter_start(i, direction, LK_ITER_XARRAY, count, 0);
 	i->xarray = xa;
-	i->xarray_start = start;
-	i->count = count;
+	i->xarray_start = start;	/* shares nr_segs' storage, as in the kernel */
 	i->xarray_len = count;
 	return 0;
 }
