@@ -70,28 +70,26 @@ def _as_state(obj: Any) -> IterState:
     if isinstance(obj, IterState):
         return obj
     if isinstance(obj, dict):
-        return IterState(
-            iter_type=str(obj.get("type", obj.get("iter_type", "BVEC"))),
-            count=int(obj["count"]),
-            iov_offset=int(obj["iov_offset"]),
-            seg=int(obj.get("seg", 0)),
-            nr_segs=int(obj.get("nr_segs", 0)),
-            direction=str(obj.get("direction", "DEST")),
-        )
+        return _state_of(obj)
     return iter_state(obj)
+
+
+def _state_of(d: dict[str, Any]) -> IterState:
+    """An :class:`IterState` from a dict as :meth:`labkit.IovIter.state` gives
+    (``iter_type`` may stand for ``type``; seg, nr_segs and direction may be left out)."""
+    return IterState(
+        iter_type=str(d.get("type", d.get("iter_type", "BVEC"))),
+        count=int(d["count"]),
+        iov_offset=int(d["iov_offset"]),
+        seg=int(d.get("seg", 0)),
+        nr_segs=int(d.get("nr_segs", 0)),
+        direction=str(d.get("direction", "DEST")),
+    )
 
 
 def iter_state(it: Any) -> IterState:
     """The state of a :class:`labkit.IovIter` as an :class:`IterState`."""
-    s = it.state()
-    return IterState(
-        iter_type=str(s["type"]),
-        count=int(s["count"]),
-        iov_offset=int(s["iov_offset"]),
-        seg=int(s["seg"]),
-        nr_segs=int(s["nr_segs"]),
-        direction=str(s["direction"]),
-    )
+    return _state_of(it.state())
 
 
 def iter_segments(it: Any) -> list[Segment]:
