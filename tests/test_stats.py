@@ -213,3 +213,57 @@ def test_affine_and_str():
     assert g.ci_high == pytest.approx(100 - 100 * e.ci_low)
     assert g.within_run == pytest.approx(100 * e.within_run)
     assert "95% CI" in str(e) and "1 run" in str(e)
+
+
+def drifting(*, runs: int = 3, rounds: int = 24, ratio: float = 1.25, seed: int = 5):
+    """Interleaved rounds on a machine whose speed jumps: half of each run 1.5x slower.
+
+    Within a round both variants see the same speed (they ran back to back), so
+    the per-round ratio is ``ratio`` give or take 1%.
+    """
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in range(runs):
+        for k in range(rounds):
+            speed = 1.5 if (k + r) % 2 else 1.0  # slow and fast rounds alternate
+            base = 100.0 * speed
+            for v, m in (("fast", 1.0), ("slow", ratio)):
+                noise = 1 + rng.normal(0, 0.01)
+                rows.append({"variant": v, "run": r, "repeat": k, "ns_per_op": base * m * noise})
+    return pd.DataFrame(rows)
+
+
+def test_interleaved_rounds_are_resampled_whole():
+    df = drifting()
+    paired = stats.ratio(df, "slow", "fast")
+    assert "rounds" in paired.method and "over rounds" in paired.quantity
+    assert paired.ci_low < 1.25 < paired.ci_high
+    assert paired.ci_high - paired.ci_low < 0.02
+    # the same batches without their rounds: the two medians, drawn independently, can
+    # pair a slow stretch of one variant with a fast one of the other
+    unpaired = stats.ratio(df.drop(columns="repeat"), "slow", "fast")
+    assert "batches" in unpaired.method
+    assert unpaired.ci_high - unpaired.ci_low > 5 * (paired.ci_high - paired.ci_low)
+    # differences too: 25 ns at speed 1, 37.5 at speed 1.5, median over rounds in between
+    d = stats.difference(df, "slow", "fast")
+    assert 24 < d.ci_low and d.ci_high < 38.5 and "over rounds" in d.quantity
+
+
+def test_rounds_pair_in_round_order_whatever_the_row_order():
+    df = drifting(runs=2, rounds=12)
+    shuffled = df.sample(frac=1.0, random_state=3)
+    a, b = stats.ratio(df, "slow", "fast"), stats.ratio(shuffled, "slow", "fast")
+    assert (a.estimate, a.ci_low, a.ci_high) == (b.estimate, b.ci_low, b.ci_high)
+    s = stats.sample(shuffled, "slow")
+    assert np.array_equal(s.runs, np.repeat([0, 1], 12))
+    assert np.array_equal(s.rounds, np.tile(np.arange(12), 2))
+
+
+def test_rounds_pair_only_when_both_have_the_same_rounds():
+    df = drifting(runs=2, rounds=12)
+    fewer = df[~((df["variant"] == "fast") & (df["repeat"] == 0))]  # one round missing
+    a, b = stats.sample(fewer, "slow"), stats.sample(fewer, "fast")
+    assert not a.pairs_with(b)
+    assert "median(slow) / median(fast)" in stats.ratio(fewer, "slow", "fast").quantity
+    dup = pd.concat([df, df], ignore_index=True)  # (run, repeat) no longer unique
+    assert stats.sample(dup, "slow").rounds is None

@@ -43,10 +43,10 @@ class Plan:
 def plan(quick: bool | None = None) -> Plan:
     """The model experiments' sizes in quick mode (CI) or full mode (a reproduction)."""
     if quick_mode(quick):
-        return Plan(iters=2_000, repeats=3, warmup=1, defer_rates=(0.0, 0.1, 1.0), runs=2)
+        return Plan(iters=2_000, repeats=16, warmup=1, defer_rates=(0.0, 0.1, 1.0), runs=2)
     return Plan(
         iters=20_000,
-        repeats=6,
+        repeats=60,
         warmup=1,
         defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0),
         runs=5,

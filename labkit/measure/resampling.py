@@ -26,6 +26,17 @@ computes one from :class:`Sample` s and a vectorised statistic:
   cancel that; samples of another block (a separately measured F) are drawn
   on their own.
 
+**Rounds are resampled, not batches one by one.**  The variants of an
+experiment are interleaved: round k measures every variant once, one right
+after the other.  When the samples of a block carry the same rounds (the
+``repeat`` of each batch, :attr:`Sample.rounds`), a resample draws rounds, and
+every sample takes its batch of each drawn round (scipy's ``paired=True`` with
+one run; the same draw for every sample with several).  A shared machine
+changes speed within a run (a VM measured here ran 1.5x slower for half of a
+run): a round is slow for every variant at once, so drawn as a whole it
+leaves a ratio alone, while independent draws would pair one variant's slow
+batches with another's fast ones and widen the interval for nothing.
+
 Spreads, in the unit of the estimate:
 
 * ``within_run``: the bootstrap standard error of the statistic inside one
@@ -127,28 +138,55 @@ class Estimate:
 
 @dataclass(frozen=True)
 class Sample:
-    """The batches of one variant: values and the run each came from.
+    """The batches of one variant: values, the run each came from, and its round.
 
     Samples with the same ``block`` share the run draw of the two-level
-    bootstrap (they were measured in the same processes).
+    bootstrap (they were measured in the same processes); those whose
+    ``(runs, rounds)`` are the same, in the same order, also share the draw of
+    rounds (they were interleaved round by round).  ``rounds`` None: no
+    pairing, each sample's batches are drawn on their own.
     """
 
     values: np.ndarray
     runs: np.ndarray
     block: int = 0
+    rounds: np.ndarray | None = None
 
     @staticmethod
-    def of(values: Any, runs: Any = None, block: int = 0) -> Sample:
-        """A sample from array-likes; ``runs`` None means one run."""
+    def of(values: Any, runs: Any = None, block: int = 0, rounds: Any = None) -> Sample:
+        """A sample from array-likes; ``runs`` None means one run, ``rounds`` None no pairing."""
         v = np.asarray(values, dtype=float).ravel()
         r = np.zeros(v.size, dtype=np.int64) if runs is None else np.asarray(runs).ravel()
         if r.size != v.size:
             raise ValueError(f"Sample: {v.size} values but {r.size} run labels")
+        k = None if rounds is None else np.asarray(rounds).ravel()
+        if k is not None and k.size != v.size:
+            raise ValueError(f"Sample: {v.size} values but {k.size} round labels")
         if v.size == 0:
             raise ValueError("Sample: no values")
         if not np.isfinite(v).all():
             raise ValueError("Sample: values must be finite")
-        return Sample(v, r, int(block))
+        return Sample(v, r, int(block), k)
+
+    def pairs_with(self, other: Sample) -> bool:
+        """True if ``other`` was measured in the same rounds of the same runs, in order."""
+        return (
+            self.block == other.block
+            and self.rounds is not None
+            and other.rounds is not None
+            and np.array_equal(self.runs, other.runs)
+            and np.array_equal(self.rounds, other.rounds)
+        )
+
+
+def _paired(samples: Sequence[Sample]) -> bool:
+    """True if every sample pairs with the first (their rounds can be drawn as one)."""
+    return len(samples) > 1 and all(samples[0].pairs_with(s) for s in samples[1:])
+
+
+def _by_rounds(samples: Sequence[Sample]) -> bool:
+    """True if a resample draws whole rounds: one sample with rounds, or samples that pair."""
+    return samples[0].rounds is not None and (len(samples) == 1 or _paired(samples))
 
 
 def _check(confidence: float, n_resamples: int) -> None:
@@ -172,8 +210,10 @@ def _one_level(
     n_resamples: int,
     seed: int,
     methods: Sequence[str] = ("BCa", "percentile"),
+    paired: bool = False,
 ) -> tuple[float, float, float, str]:
-    """(low, high, standard error, method) from scipy over independent samples."""
+    """(low, high, standard error, method) from scipy: over independent samples, or over
+    rounds when ``paired`` (the samples' batches of one round are drawn together)."""
     for method in methods:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # degenerate BCa: fall back, never print
@@ -184,11 +224,13 @@ def _one_level(
                 confidence_level=confidence,
                 method=method,
                 vectorized=True,
+                paired=paired,
                 rng=np.random.default_rng(seed),
             )
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if math.isfinite(lo) and math.isfinite(hi):
-            return lo, hi, float(res.standard_error), f"{method} bootstrap (scipy)"
+            over = "rounds" if paired else "batches"
+            return lo, hi, float(res.standard_error), f"{method} bootstrap over {over} (scipy)"
     return float("nan"), float("nan"), float("nan"), "no interval (bootstrap degenerate)"
 
 
@@ -208,6 +250,13 @@ def _run_groups(samples: Sequence[Sample]) -> dict[int, list[Any]]:
     return labels
 
 
+def _rounds_in(s: Sample, run: Any) -> np.ndarray | None:
+    """The rounds of ``s``'s batches in ``run`` (all of them if ``s`` has no such run)."""
+    if s.rounds is None:
+        return None
+    return s.rounds[s.runs == run] if (s.runs == run).any() else s.rounds
+
+
 def _main_block(labels: dict[int, list[Any]]) -> int:
     """The block whose runs the estimate is averaged over: the one with the most runs."""
     return min(labels, key=lambda b: (-len(labels[b]), b))
@@ -224,12 +273,15 @@ def _two_level(
 
     Each resample draws as many runs as the main block has, with replacement
     (one draw per block: samples of a block share it), then, inside each drawn
-    run, as many batches as the run has, with replacement; the statistic is
-    computed inside each drawn run and averaged over them.
+    run, as many batches as the run has, with replacement (one draw for the
+    samples that pair with each other, :meth:`Sample.pairs_with`: their rounds
+    are drawn whole); the statistic is computed inside each drawn run and
+    averaged over them.
     """
     slots = len(labels[_main_block(labels)])
     draws = {b: rng.integers(0, len(lab), (n_resamples, slots)) for b, lab in labels.items()}
     resampled = []
+    unit_draws: list[tuple[Sample, np.ndarray]] = []  # the batch draw of each pairing group
     for s in samples:
         groups = [s.values[s.runs == r] for r in labels[s.block]]
         width = max(g.size for g in groups)
@@ -239,7 +291,11 @@ def _two_level(
             table[k, : g.size] = g
         chosen = draws[s.block]  # (B, slots): which run fills each slot
         n = counts[chosen][:, :, None]  # batches in each chosen run
-        pos = np.floor(rng.random((n_resamples, slots, width)) * n).astype(np.int64)
+        unit = next((u for first, u in unit_draws if first.pairs_with(s)), None)
+        if unit is None:
+            unit = rng.random((n_resamples, slots, width))
+            unit_draws.append((s, unit))
+        pos = np.floor(unit * n).astype(np.int64)
         vals = table[chosen[:, :, None], pos]
         vals[np.arange(width)[None, None, :] >= n] = np.nan  # pad short runs
         resampled.append(vals)
@@ -296,16 +352,24 @@ def bootstrap(
         method = "no spread (every batch equal): the interval is the point"
     elif n_runs < 2:
         lo, hi, se, method = _one_level(
-            [s.values for s in samples], statistic, confidence, n_resamples, seed
+            [s.values for s in samples],
+            statistic,
+            confidence,
+            n_resamples,
+            seed,
+            paired=_paired(samples),
         )
+        if _by_rounds(samples):
+            method = method.replace("over batches", "over rounds")
     else:
         rng = np.random.default_rng(seed)
         boots = _two_level(samples, labels, statistic, int(n_resamples), rng)
         boots = boots[np.isfinite(boots)]
         alpha = (1 - confidence) / 2
         lo, hi = (float(q) for q in np.quantile(boots, [alpha, 1 - alpha]))
+        over = "rounds" if _by_rounds(samples) else "batches"
         method = (
-            "two-level percentile bootstrap: runs, then batches within runs; the mean of "
+            f"two-level percentile bootstrap: runs, then {over} within runs; the mean of "
             "the per-run figures (numpy)"
         )
         ses = []
@@ -314,7 +378,7 @@ def bootstrap(
             if any(np.ptp(a) > 0 for a in arrays):
                 # the same resampler, inside this run only: its batches, no run draw
                 one = [
-                    Sample(a, np.zeros(a.size, dtype=np.int64), s.block)
+                    Sample(a, np.zeros(a.size, dtype=np.int64), s.block, _rounds_in(s, r))
                     for a, s in zip(arrays, samples, strict=True)
                 ]
                 inner = _two_level(one, _run_groups(one), statistic, int(n_resamples), rng)

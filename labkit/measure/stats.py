@@ -2,7 +2,9 @@
 
 Every figure labkit reports is an :class:`Estimate` (point, interval, method,
 runs, batches, within-run and between-run spread): :func:`median`,
-:func:`ratio` and :func:`difference` of medians, :func:`gain` (``kind="time"``:
+:func:`ratio` and :func:`difference` (the median over interleaved rounds of each
+round's ratio or difference; of the two medians where the variants were not
+measured in the same rounds), :func:`gain` (``kind="time"``:
 1 - fast/slow; ``kind="rate"``: slow/fast - 1), :func:`slope` (e.g. R1's ns
 per skipped page), :func:`composed_ratio` ``(F + a) / (F + b)``; and tables of
 them, :func:`median_ci` and :func:`ratio_ci`.
@@ -36,6 +38,8 @@ from labkit.measure.resampling import (
 
 #: The column naming the independent run (worker process) of each batch.
 RUN_COLUMN = "run"
+#: The column naming the interleaved round of each batch (runner.measure's ``repeat``).
+ROUND_COLUMN = "repeat"
 
 # ---- statistics (vectorised along the last axis, NaN-aware) --------------------------
 
@@ -88,7 +92,11 @@ def sample(
     run_col: str = RUN_COLUMN,
     block: int = 0,
 ) -> Sample:
-    """The batches of ``variant`` (all rows if None) in ``df``, with their runs.
+    """The batches of ``variant`` (all rows if None) in ``df``, with their runs and rounds.
+
+    With a ``repeat`` column whose (run, repeat) pairs are unique, the batches
+    are put in round order and carry their rounds, so that variants measured in
+    the same rounds are resampled round by round (:class:`Sample`).
 
     Raises:
         KeyError: if ``value`` is not a column or the variant has no rows.
@@ -98,7 +106,14 @@ def sample(
     sub = df if variant is None else df[df[variant_col] == variant]
     if sub.empty:
         raise KeyError(f"no rows with {variant_col} == {variant!r}")
-    return Sample.of(sub[value].to_numpy(dtype=float), runs_of(sub, run_col), block)
+    rounds = None
+    if ROUND_COLUMN in sub.columns:
+        # in round order inside each run, so that interleaved variants pair round by round
+        keys = [run_col, ROUND_COLUMN] if run_col in sub.columns else [ROUND_COLUMN]
+        if not sub.duplicated(keys).any():
+            sub = sub.sort_values(keys, kind="stable")
+            rounds = sub[ROUND_COLUMN].to_numpy()
+    return Sample.of(sub[value].to_numpy(dtype=float), runs_of(sub, run_col), block, rounds)
 
 
 def _opts(kw: dict[str, Any]) -> dict[str, Any]:
@@ -131,29 +146,55 @@ def _pair(df: pd.DataFrame, a: str, b: str, kw: dict[str, Any]) -> list[Sample]:
     return [sample(df, a, **keys), sample(df, b, **keys)]
 
 
+def _per_round(samples: list[Sample], op: Any) -> Sample | None:
+    """``op(a, b)`` of each round, as one sample, if the two samples pair round by round."""
+    a, b = samples
+    if not a.pairs_with(b):
+        return None
+    return Sample(op(a.values, b.values), a.runs, a.block, a.rounds)
+
+
 def ratio(df: pd.DataFrame, numerator: str, denominator: str, **kw: Any) -> Estimate:
-    """median(numerator) / median(denominator): two variants of ``df``.
+    """The ratio numerator / denominator of two variants of ``df``.
+
+    Measured in the same interleaved rounds (a ``repeat`` column, see
+    :func:`sample`), it is the median over rounds of each round's ratio: the
+    two batches of a round ran back to back, so a round taken whole cancels the
+    machine's speed at that moment (a ratio of the two medians can pair one
+    variant's slow stretch with the other's fast one).  Otherwise,
+    median(numerator) / median(denominator).
 
     Raises:
         KeyError: if a variant has no rows.
-        ZeroDivisionError: if the denominator's median is 0.
+        ZeroDivisionError: if the denominator's median (or one of its paired batches) is 0.
     """
     samples = _pair(df, numerator, denominator, kw)
     if np.median(samples[1].values) == 0:
         raise ZeroDivisionError(f"ratio: the median of {denominator!r} is 0")
+    rounds = None if (samples[1].values == 0).any() else _per_round(samples, np.divide)
+    if rounds is not None:
+        return bootstrap(
+            [rounds],
+            _median,
+            quantity=f"median over rounds of {numerator} / {denominator}",
+            **_opts(kw),
+        )
     return bootstrap(
         samples, _ratio, quantity=f"median({numerator}) / median({denominator})", **_opts(kw)
     )
 
 
 def difference(df: pd.DataFrame, slow: str, fast: str, **kw: Any) -> Estimate:
-    """median(slow) - median(fast): e.g. the nanoseconds saved per call."""
-    return bootstrap(
-        _pair(df, slow, fast, kw),
-        _difference,
-        quantity=f"median({slow}) - median({fast})",
-        **_opts(kw),
-    )
+    """slow - fast, e.g. the nanoseconds saved per call: the median over rounds of each
+    round's difference when the two were interleaved (as :func:`ratio`), else
+    median(slow) - median(fast)."""
+    samples = _pair(df, slow, fast, kw)
+    rounds = _per_round(samples, np.subtract)
+    if rounds is not None:
+        return bootstrap(
+            [rounds], _median, quantity=f"median over rounds of {slow} - {fast}", **_opts(kw)
+        )
+    return bootstrap(samples, _difference, quantity=f"median({slow}) - median({fast})", **_opts(kw))
 
 
 GAIN_KINDS = ("time", "rate")
@@ -169,9 +210,9 @@ def gain(df: pd.DataFrame, slow: str, fast: str, *, kind: str = "time", **kw: An
         raise ValueError(f"kind must be one of {GAIN_KINDS}, got {kind!r}")
     if kind == "time":
         r = ratio(df, fast, slow, **kw)
-        return r.affine(-1.0, 1.0, f"time saved, 1 - median({fast}) / median({slow})")
+        return r.affine(-1.0, 1.0, f"time saved, 1 - {fast} / {slow}")
     r = ratio(df, slow, fast, **kw)
-    return r.affine(1.0, -1.0, f"rate gain, median({slow}) / median({fast}) - 1")
+    return r.affine(1.0, -1.0, f"rate gain, {slow} / {fast} - 1")
 
 
 def slope(
