@@ -50,7 +50,8 @@ class Budget:
     min_runs: int
     max_runs: int
     budget_s: float
-    extra: float = 0.5
+    extra: float | None = 0.5  #: None: only ``budget_s`` and ``max_runs`` stop additions
+    step: int = 1  #: runs added at a time (fewer looks, each at a less strict confidence)
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`until_decided`."""
@@ -59,6 +60,7 @@ class Budget:
             "max_runs": self.max_runs,
             "budget_s": self.budget_s,
             "extra": self.extra,
+            "step": self.step,
         }
 
     def share(self, repeats: int, warmup: int = 0, least: int = 3) -> int:
