@@ -149,6 +149,7 @@ def figures() -> dict[str, float]:
     (before tail / after tail, "about 755x"), ``after_tail_over_head``;
     R2: ``saved_share_pct``, ``saved_ns``, ``readv_before_over_after``;
     R3: ``gain_pct``, ``readv_over_read`` (IOPS after / before).
+    A band may instead name a quantity of its result's own CSV (:func:`table_figure`).
     """
     p1, p2, p3 = r1_figures(), r2_figures(), r3_figures()
     return {
@@ -230,11 +231,36 @@ def bands() -> pd.DataFrame:
             f"{bands_path()}: band_low must be < band_high: {bad['quantity'].tolist()}"
         )
     figs = figures()
-    unknown = sorted(set(df["figure"]) - set(figs) - {""})
-    if unknown:
-        raise ValueError(f"{bands_path()}: unknown figure key(s) {unknown}")
-    df["published"] = [figs[k] if k else math.nan for k in df["figure"]]
+    published = []
+    for rid, key in zip(df["result"], df["figure"], strict=True):
+        if not key:
+            published.append(math.nan)
+        elif key in figs:
+            published.append(figs[key])
+        else:
+            value = table_figure(str(rid), key)
+            if value is None:
+                raise ValueError(f"{bands_path()}: unknown figure key {key!r} of {rid}")
+            published.append(value)
+    df["published"] = published
     return df
+
+
+def table_figure(result_id: str, quantity: str) -> float | None:
+    """The mean ``value`` of the rows of ``R<n>.csv`` whose ``quantity`` is ``quantity``.
+
+    The figure a band surrounds, for a result with no derived figures of its own
+    in :func:`figures`: a new result needs only its CSV and its bands.  None if
+    the result has no such rows (or no CSV).
+    """
+    try:
+        df = load_raw(result_id)
+    except (KeyError, FileNotFoundError):
+        return None
+    if "quantity" not in df.columns or "value" not in df.columns:
+        return None
+    sel = df.loc[df["quantity"] == quantity, "value"]
+    return float(sel.astype(float).mean()) if len(sel) else None
 
 
 def band(result_id: str, quantity: str) -> Band | None:

@@ -106,8 +106,10 @@ def test_bands_parse_and_each_contains_its_published_figure():
     with open(published.bands_path(), newline="") as f:
         rows = list(csv.DictReader(f))
     assert rows and set(rows[0]) == set(published.BAND_COLUMNS)
-    figs = published.figures()
+    figs = {**published.figures()}
     for r in rows:
+        if r["figure"] and r["figure"] not in figs:  # a quantity of the result's own CSV
+            figs[r["figure"]] = published.table_figure(r["result"], r["figure"])
         lo, hi = float(r["band_low"]), float(r["band_high"])
         assert lo < hi, r["quantity"]
         assert len(r["reason"]) > 40 and r["source"], r["quantity"]
@@ -156,3 +158,14 @@ def test_bands_are_the_same_in_quick_and_full_mode(monkeypatch):
     monkeypatch.setenv("LABKIT_QUICK", "0")
     assert published.bands().equals(quick)
     assert published.band("R1", "no such quantity") is None
+
+
+def test_a_band_may_name_a_quantity_of_its_results_csv():
+    from labkit import published
+
+    # R2's CSV: every published `elapsed` run (read and readv, stock and patched)
+    raw = published.load_raw("R2")
+    want = raw.loc[raw["quantity"] == "elapsed", "value"].mean()
+    assert published.table_figure("R2", "elapsed") == pytest.approx(want)
+    assert published.table_figure("R2", "no such quantity") is None
+    assert published.table_figure("R99", "elapsed") is None
