@@ -117,14 +117,14 @@ def _default_runs(arguments: workers.Arguments) -> int:
 def _measure(
     experiment: str,
     variants: Mapping[str, runner.Variant],
-    *,
+    params: Mapping[str, Any],
     repeats: int,
     warmup: int,
     cpu: int | None,
     clock_name: str,
-    **params: Any,
 ) -> runner.Rows:
-    """One interleaved, rotated measurement timed by ``clock_name`` (a ``clock`` column)."""
+    """One interleaved, rotated measurement timed by ``clock_name`` (a ``clock`` column
+    after ``params``)."""
     with clock(clock_name):
         return runner.measure(
             experiment,
@@ -168,17 +168,8 @@ def run_syscalls(
     try:
         offset = src.offset
         variants = syscall_variants(src.fd, length=length, iters=iters, offset=offset, names=names)
-        return _measure(
-            "live-syscalls",
-            variants,
-            repeats=repeats,
-            warmup=warmup,
-            cpu=cpu,
-            clock_name=clock_name,
-            target=target,
-            bytes=length,
-            iters=iters,
-        )
+        params = {"target": target, "bytes": length, "iters": iters}
+        return _measure("live-syscalls", variants, params, repeats, warmup, cpu, clock_name)
     finally:
         src.close()
 
@@ -214,18 +205,13 @@ def run_uring_qd1(
                 )
                 for op in ops
             }
-            return _measure(
-                "live-uring-qd1",
-                variants,
-                repeats=repeats,
-                warmup=warmup,
-                cpu=cpu,
-                clock_name=clock_name,
-                target=target,
-                bytes=length,
-                iters=iters,
-                registered_ring=register_ring_fd,
-            )
+            params = {
+                "target": target,
+                "bytes": length,
+                "iters": iters,
+                "registered_ring": register_ring_fd,
+            }
+            return _measure("live-uring-qd1", variants, params, repeats, warmup, cpu, clock_name)
     finally:
         src.close()
 
@@ -261,18 +247,15 @@ def run_fixed_head_tail(
                     "read_fixed", zfd, length, iters=iters, buf_offset=tail
                 ),
             }
+            params = {
+                "buffer_bytes": size,
+                "pages_skipped": tail // PAGE_SIZE,
+                "hugepages": hugepages,
+                "bytes": length,
+                "iters": iters,
+            }
             return _measure(
-                "live-fixed-head-tail",
-                variants,
-                repeats=repeats,
-                warmup=warmup,
-                cpu=cpu,
-                clock_name=clock_name,
-                buffer_bytes=size,
-                pages_skipped=tail // PAGE_SIZE,
-                hugepages=hugepages,
-                bytes=length,
-                iters=iters,
+                "live-fixed-head-tail", variants, params, repeats, warmup, cpu, clock_name
             )
     finally:
         os.close(zfd)
