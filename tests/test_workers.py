@@ -150,7 +150,7 @@ def test_io_wq_threads_are_counted_not_hidden():
         "cpu": None,
         "clock_name": "wall",
     }
-    name = "labkit.experiments.live_kernel:_uring_qd1_in_worker"
+    name = "labkit.experiments.live_kernel:run_uring_qd1.in_worker"
     df = workers.run_in_workers(name, kwargs, runs=1)
     assert (df["threads"] == 1).all()
     if df["io_threads"].max() > 0:

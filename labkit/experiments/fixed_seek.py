@@ -14,20 +14,23 @@ from run to run.  The rows say which run made them (``run`` column).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from labkit._args import positive_int
 from labkit.config import quick_mode
 from labkit.core.fixed import SEEKS, RegisteredBuffer, register_buffer
 from labkit.core.memory import PAGE_SIZE, UserMemory
-from labkit.live.ring import Ring
-from labkit.live.sources import open_zero
-from labkit.live.syscalls import syscall_ns
-from labkit.live.variants import DEFAULT_LENGTH, MAX_REGISTERED_BUFFER
+from labkit.experiments.fixed_cost import (
+    F_SOURCES,
+    calibrated,
+    default_registered_size,
+    default_runs,
+    fixed_cost_experiment,
+    read_fixed_roundtrip_ns,
+    runs_by_default,
+)
 from labkit.measure import runner, workers
 from labkit.measure.timers import time_fixed_seek, time_fixed_submit
 
@@ -43,23 +46,6 @@ Measure = Callable[..., runner.Rows]
 
 #: The largest alignment a worker's buffer copies from the original (a huge page).
 _MAX_ALIGN = 2 << 20
-
-
-def default_runs(quick: bool | None = None) -> int:
-    """Independent runs (worker processes) of notebook 02's experiments: 2 quick, 5 full."""
-    return 2 if quick_mode(quick) else 5
-
-
-def _runs(runs: int | None) -> int:
-    return default_runs() if runs is None else int(runs)
-
-
-def _in_process(run: Runner, rows_of: Callable[[Measure], runner.Rows]) -> pd.DataFrame:
-    """The rows ``rows_of`` makes with a custom ``run`` (a runner.run stand-in), here."""
-    import pandas as pd
-
-    rows = rows_of(lambda *a, **k: run(*a, **k).to_dict("records"))
-    return pd.DataFrame(rows, columns=list(rows[0]))
 
 
 def buffer_geometry(reg: RegisteredBuffer) -> dict[str, int]:
@@ -97,10 +83,6 @@ def registered_like(geometry: dict[str, int]) -> RegisteredBuffer:
     )
 
 
-def _calibrate(kernel: Callable[[int], float], target_ns: float) -> int:
-    return runner.calibrate(kernel, target_ns=target_ns, max_iters=10_000_000)
-
-
 def seek_offsets(length: int, points_per_decade: int = 4) -> list[int]:
     """Page-aligned offsets from 0 to the last page of a ``length``-byte buffer, log-spaced."""
     last_page = (int(length) - PAGE_SIZE) // PAGE_SIZE
@@ -111,6 +93,28 @@ def seek_offsets(length: int, points_per_decade: int = 4) -> list[int]:
     return [0] + [int(p) * PAGE_SIZE for p in pages]
 
 
+#: A worker gets a buffer shaped like the one passed in (:func:`buffer_geometry`).
+_BUFFER_LIKE = {"reg": (buffer_geometry, registered_like)}
+
+
+def _custom_run(arguments: workers.Arguments) -> bool:
+    return arguments["run"] is not None
+
+
+def _measure_with(run: Runner | None) -> Measure:
+    """runner.measure, or a custom ``run`` (a runner.run stand-in) giving rows the same way."""
+    if run is None:
+        return runner.measure
+    return lambda *a, **k: run(*a, **k).to_dict("records")
+
+
+# The two experiments below are each the function of one run, in one process; the
+# decorator makes it the public experiment, with ``runs`` and ``timeout`` arguments
+# more: measured in that many workers (None: :func:`default_runs`), each over its own
+# buffer shaped like ``reg``, or all here with a custom ``run``.
+
+
+@workers.in_workers(runs_by_default, ship=_BUFFER_LIKE, here=_custom_run)
 def seek_cost_experiment(
     reg: RegisteredBuffer,
     offsets: Iterable[int],
@@ -122,9 +126,7 @@ def seek_cost_experiment(
     run: Runner | None = None,
     experiment: str = "fixed-seek",
     cpu: int | None = None,
-    runs: int | None = None,
-    timeout: float = workers.DEFAULT_TIMEOUT,
-) -> pd.DataFrame:
+) -> runner.Rows:
     """Cost of one ``io_import_fixed`` (seek only) at each offset, for each seek.
 
     One ``run`` (``labkit.measure.runner.run``: pinned to ``cpu``, warmed up, seeks
@@ -134,62 +136,12 @@ def seek_cost_experiment(
     over its own buffer shaped like ``reg`` (rows get ``run``, ``threads``,
     ``io_threads``); with a custom ``run`` it all happens in this process.
     """
-    if run is not None:
-        offsets = list(offsets)
-        return _in_process(
-            run,
-            lambda m: _seek_cost(
-                reg, offsets, length, repeats, seeks, target_ns, m, experiment, cpu
-            ),
-        )
-    kwargs = {
-        "geometry": buffer_geometry(reg),
-        "offsets": [int(o) for o in offsets],
-        "length": length,
-        "repeats": repeats,
-        "seeks": list(seeks),
-        "target_ns": target_ns,
-        "experiment": experiment,
-        "cpu": cpu,
-    }
-    return workers.run_in_workers(
-        _seek_cost_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
-    )
-
-
-def _seek_cost_in_worker(
-    geometry: dict[str, int],
-    offsets: list[int],
-    length: int,
-    repeats: int,
-    seeks: list[str],
-    target_ns: float,
-    experiment: str,
-    cpu: int | None,
-) -> runner.Rows:
-    """One run of :func:`seek_cost_experiment`, in this (worker) process."""
-    reg = registered_like(geometry)
-    return _seek_cost(
-        reg, offsets, length, repeats, seeks, target_ns, runner.measure, experiment, cpu
-    )
-
-
-def _seek_cost(
-    reg: RegisteredBuffer,
-    offsets: Iterable[int],
-    length: int,
-    repeats: int,
-    seeks: Iterable[str],
-    target_ns: float,
-    measure: Measure,
-    experiment: str,
-    cpu: int | None,
-) -> runner.Rows:
+    measure = _measure_with(run)
     rows: runner.Rows = []
     for off in offsets:
         variants = {}
         for s in seeks:
-            iters = _calibrate(
+            iters = calibrated(
                 lambda n, s=s, off=off: time_fixed_seek(reg, off, length, s, n), target_ns
             )
             variants[s] = lambda s=s, off=off, iters=iters: time_fixed_seek(
@@ -211,6 +163,7 @@ def _seek_cost(
     return rows
 
 
+@workers.in_workers(runs_by_default, ship=_BUFFER_LIKE, here=_custom_run)
 def submission_experiment(
     reg: RegisteredBuffer,
     *,
@@ -221,9 +174,7 @@ def submission_experiment(
     run: Runner | None = None,
     experiment: str = "fixed-submit",
     cpu: int | None = None,
-    runs: int | None = None,
-    timeout: float = workers.DEFAULT_TIMEOUT,
-) -> pd.DataFrame:
+) -> runner.Rows:
     """Modelled submission cost (seek + copy of ``length`` bytes) at the head and the tail.
 
     Head: the first ``length`` bytes of the buffer; tail: the last
@@ -233,59 +184,17 @@ def submission_experiment(
     processes (None: :func:`default_runs`) over buffers shaped like ``reg``;
     with a custom ``run`` it all happens in this process.
     """
-    if run is not None:
-        return _in_process(
-            run, lambda m: _submission(reg, length, repeats, seeks, target_ns, m, experiment, cpu)
-        )
-    kwargs = {
-        "geometry": buffer_geometry(reg),
-        "length": length,
-        "repeats": repeats,
-        "seeks": list(seeks),
-        "target_ns": target_ns,
-        "experiment": experiment,
-        "cpu": cpu,
-    }
-    return workers.run_in_workers(
-        _submission_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
-    )
-
-
-def _submission_in_worker(
-    geometry: dict[str, int],
-    length: int,
-    repeats: int,
-    seeks: list[str],
-    target_ns: float,
-    experiment: str,
-    cpu: int | None,
-) -> runner.Rows:
-    """One run of :func:`submission_experiment`, in this (worker) process."""
-    reg = registered_like(geometry)
-    return _submission(reg, length, repeats, seeks, target_ns, runner.measure, experiment, cpu)
-
-
-def _submission(
-    reg: RegisteredBuffer,
-    length: int,
-    repeats: int,
-    seeks: Iterable[str],
-    target_ns: float,
-    measure: Measure,
-    experiment: str,
-    cpu: int | None,
-) -> runner.Rows:
     places = {"head": 0, "tail": reg.length - length}
     variants = {}
     for s in seeks:
         for where, off in places.items():
-            iters = _calibrate(
+            iters = calibrated(
                 lambda n, s=s, off=off: time_fixed_submit(reg, off, length, s, n), target_ns
             )
             variants[f"{s} {where}"] = lambda s=s, off=off, iters=iters: time_fixed_submit(
                 reg, off, length, s, iters
             )
-    rows = measure(
+    rows = _measure_with(run)(
         experiment,
         variants,
         repeats=repeats,
@@ -295,128 +204,6 @@ def _submission(
     for row in rows:
         row["seek"], row["where"] = row["variant"].rsplit(" ", 1)
     return rows
-
-
-#: What F was measured as, by the kernel's answer to io_uring (the ``source`` column).
-F_SOURCES = {
-    "io_uring": "live io_uring READ_FIXED round trip of 1 byte (labkit.live)",
-    "read": "read(2) of 1 byte from /dev/zero, timed in C",
-}
-
-
-def fixed_cost_experiment(
-    *,
-    repeats: int,
-    warmup: int = 1,
-    target_ns: float = 2e6,
-    cpu: int | None = None,
-    runs: int | None = None,
-    timeout: float = workers.DEFAULT_TIMEOUT,
-) -> pd.DataFrame:
-    """The measured fixed cost F of one submission: rows of variant ``"F"`` (experiment "fixed-F").
-
-    F is what a submission costs besides the seek and the copy, so it is
-    measured with a 1-byte transfer: the live io_uring READ_FIXED round trip
-    at queue depth 1 into a registered buffer when the kernel allows io_uring;
-    otherwise one real ``read()`` system call of 1 byte from /dev/zero.  Never
-    a chosen number.  The ``source`` column says which (:data:`F_SOURCES`).
-    Measured in ``runs`` single-threaded workers (None: :func:`default_runs`),
-    batches of about ``target_ns``.
-    """
-    kwargs = {"repeats": repeats, "warmup": warmup, "target_ns": target_ns, "cpu": cpu}
-    return workers.run_in_workers(
-        _fixed_cost_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
-    )
-
-
-def _fixed_cost_in_worker(
-    repeats: int, warmup: int, target_ns: float, cpu: int | None
-) -> runner.Rows:
-    """One run of :func:`fixed_cost_experiment`, in this (worker) process."""
-
-    def measure(kernel: Callable[[int], float], source: str) -> runner.Rows:
-        iters = _calibrate(kernel, target_ns)
-        return runner.measure(
-            "fixed-F",
-            {"F": lambda: kernel(iters)},
-            repeats=repeats,
-            warmup=warmup,
-            params={"source": F_SOURCES[source]},
-            cpu=cpu,
-        )
-
-    zfd = open_zero()
-    try:
-        try:
-            with Ring(8) as ring:
-                ring.register_buffer(1 << 20)
-                return measure(
-                    lambda n: ring.roundtrip_ns("read_fixed", zfd, 1, iters=n), "io_uring"
-                )
-        except OSError:
-            pass  # the kernel refused io_uring: a plain read(2) stands in
-        return measure(lambda n: syscall_ns("read", zfd, length=1, iters=n), "read")
-    finally:
-        os.close(zfd)
-
-
-def default_registered_size(quick: bool | None = None) -> int:
-    """The registered buffer size for R1: 1 GiB (the 2019 cap), 64 MiB in quick mode."""
-    return (64 << 20) if quick_mode(quick) else MAX_REGISTERED_BUFFER
-
-
-def read_fixed_roundtrip_ns(
-    *,
-    buffer_size: int | None = None,
-    where: str = "head",
-    length: int = DEFAULT_LENGTH,
-    iters: int = 20_000,
-    batches: int = 5,
-    cpu: int | None = None,
-    timeout: float = workers.DEFAULT_TIMEOUT,
-) -> float:
-    """The live cost F of one READ_FIXED round trip at queue depth 1, in nanoseconds.
-
-    Registers a buffer of ``buffer_size`` bytes (:func:`default_registered_size`
-    if None), reads ``length`` bytes of /dev/zero into its head (or ``"tail"``)
-    ``iters`` times per batch, and returns the median of ``batches`` batches,
-    measured in one single-threaded worker process.
-    Raises OSError when io_uring is unavailable (see :func:`labkit.live.probe`).
-    """
-    if where not in ("head", "tail"):
-        raise ValueError("where must be 'head' or 'tail'")
-    size = default_registered_size() if buffer_size is None else int(buffer_size)
-    kwargs = {
-        "size": size,
-        "at": 0 if where == "head" else size - int(length),
-        "length": int(length),
-        "iters": positive_int(iters, "iters"),
-        "batches": positive_int(batches, "batches"),
-        "cpu": cpu,
-    }
-    df = workers.run_in_workers(_read_fixed_in_worker, kwargs, runs=1, cpu=cpu, timeout=timeout)
-    return float(df["ns_per_op"].median())
-
-
-def _read_fixed_in_worker(
-    size: int, at: int, length: int, iters: int, batches: int, cpu: int | None
-) -> runner.Rows:
-    """The batches of :func:`read_fixed_roundtrip_ns`, in this (worker) process."""
-    zfd = open_zero()
-    try:
-        with Ring(8) as ring:
-            ring.register_buffer(size)
-            run = ring.roundtrip_variant("read_fixed", zfd, length, iters=iters, buf_offset=at)
-            return runner.measure(
-                "live-read-fixed",
-                {"read_fixed": run},
-                repeats=batches,
-                warmup=1,
-                params={"buffer_bytes": size, "buf_offset": at, "bytes": length, "iters": iters},
-                cpu=cpu,
-            )
-    finally:
-        os.close(zfd)
 
 
 # ---- the notebook's analysis (notebook 02) ---------------------------------------------
@@ -538,7 +325,6 @@ __all__ = [
     "default_registered_size",
     "head_tail_ratios",
     "ratios_by_size",
-    "read_fixed_roundtrip_ns",
     "runs_budget",
     "F_SOURCES",
     "buffer_geometry",

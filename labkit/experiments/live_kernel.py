@@ -5,14 +5,15 @@ Every timed loop here runs in spawned single-threaded worker processes
 call from a process with more than one thread pays for the shared file table
 on every call (see :mod:`labkit.measure.threads`).  The public functions take
 JSON-able arguments, send them to the workers, and return the rows the
-workers measured, with ``run``, ``threads`` and ``io_threads`` columns; the
-``_..._in_worker`` functions are what each worker runs.
+workers measured, with ``run``, ``threads`` and ``io_threads`` columns.  Each
+is written as the function of one run, which each worker calls
+(:func:`labkit.measure.workers.in_workers`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -113,10 +114,44 @@ class _Target:
             os.close(self.fd)
 
 
-def _runs(runs: int | None) -> int:
-    return sizes().runs if runs is None else int(runs)
+def _check_target(arguments: workers.Arguments) -> None:
+    if arguments["target"] not in TARGETS:
+        raise ValueError(f"target must be one of {TARGETS}, got {arguments['target']!r}")
 
 
+def _default_runs(arguments: workers.Arguments) -> int:
+    return sizes().runs
+
+
+def _measure(
+    experiment: str,
+    variants: Mapping[str, runner.Variant],
+    params: Mapping[str, Any],
+    repeats: int,
+    warmup: int,
+    cpu: int | None,
+    clock_name: str,
+) -> runner.Rows:
+    """One interleaved, rotated measurement timed by ``clock_name`` (a ``clock`` column
+    after ``params``)."""
+    with clock(clock_name):
+        return runner.measure(
+            experiment,
+            variants,
+            repeats=repeats,
+            warmup=warmup,
+            params={**params, "clock": clock_name},
+            cpu=cpu,
+            rotate=True,
+        )
+
+
+# Each experiment below is the function of one run, in one (worker) process; the
+# decorator makes it the public experiment, with ``runs`` (None: :func:`sizes`' runs)
+# and ``timeout`` arguments more, measured in that many single-threaded workers.
+
+
+@workers.in_workers(_default_runs, allow_io_threads=False, check=_check_target)
 def run_syscalls(
     target: str = "zero",
     *,
@@ -127,9 +162,7 @@ def run_syscalls(
     names: Iterable[str] = SYSCALL_VARIANTS,
     cpu: int | None = None,
     clock_name: str = "wall",
-    runs: int | None = None,
-    timeout: float = workers.DEFAULT_TIMEOUT,
-) -> Any:
+) -> runner.Rows:
     """read vs readv(1) vs readv(4K + empty) vs readv(2 x 2K) vs preadv2, interleaved.
 
     ``target`` "zero" reads /dev/zero at the file position (read/readv, as
@@ -140,28 +173,17 @@ def run_syscalls(
     carry ``target``, ``bytes``, ``iters``, ``clock``, ``run``, ``threads``
     and ``io_threads`` columns.
     """
-    if target not in TARGETS:
-        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
-    kwargs = {
-        "target": target,
-        "length": length,
-        "iters": iters,
-        "repeats": repeats,
-        "warmup": warmup,
-        "names": list(names),
-        "cpu": cpu,
-        "clock_name": clock_name,
-    }
-    return workers.run_in_workers(
-        _syscalls_in_worker,
-        kwargs,
-        runs=_runs(runs),
-        cpu=cpu,
-        timeout=timeout,
-        allow_io_threads=False,
-    )
+    src = _Target(target, length)
+    try:
+        offset = src.offset
+        variants = syscall_variants(src.fd, length=length, iters=iters, offset=offset, names=names)
+        params = {"target": target, "bytes": length, "iters": iters}
+        return _measure("live-syscalls", variants, params, repeats, warmup, cpu, clock_name)
+    finally:
+        src.close()
 
 
+@workers.in_workers(_default_runs, check=_check_target)
 def run_uring_qd1(
     target: str = "zero",
     *,
@@ -173,9 +195,7 @@ def run_uring_qd1(
     register_ring_fd: bool = False,
     cpu: int | None = None,
     clock_name: str = "wall",
-    runs: int | None = None,
-    timeout: float = workers.DEFAULT_TIMEOUT,
-) -> Any:
+) -> runner.Rows:
     """io_uring round trips at queue depth 1, one variant per op, interleaved.
 
     READ_FIXED reads into the head of a 1 MiB registered buffer.  Measured in
@@ -184,142 +204,6 @@ def run_uring_qd1(
     Rows carry ``target``, ``bytes``, ``iters``, ``registered_ring``,
     ``clock``, ``run``, ``threads`` and ``io_threads`` columns.
     """
-    if target not in TARGETS:
-        raise ValueError(f"target must be one of {TARGETS}, got {target!r}")
-    kwargs = {
-        "target": target,
-        "ops": list(ops),
-        "length": length,
-        "iters": iters,
-        "repeats": repeats,
-        "warmup": warmup,
-        "register_ring_fd": register_ring_fd,
-        "cpu": cpu,
-        "clock_name": clock_name,
-    }
-    return workers.run_in_workers(
-        _uring_qd1_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
-    )
-
-
-def run_fixed_head_tail(
-    *,
-    size: int,
-    length: int = DEFAULT_LENGTH,
-    iters: int = 20_000,
-    repeats: int = 9,
-    warmup: int = 1,
-    hugepages: bool = False,
-    cpu: int | None = None,
-    clock_name: str = "wall",
-    runs: int | None = None,
-    timeout: float = workers.DEFAULT_TIMEOUT,
-) -> Any:
-    """READ_FIXED of /dev/zero into the head vs the tail of one registered buffer (R1 today).
-
-    Variants ``head`` (offset 0) and ``tail`` (offset ``size - length``),
-    measured in ``runs`` single-threaded workers, each registering its own
-    buffer; rows carry ``buffer_bytes``, ``pages_skipped`` (the pages before
-    the tail), ``hugepages``, ``bytes``, ``iters``, ``clock``, ``run``,
-    ``threads`` and ``io_threads``.
-    """
-    kwargs = {
-        "size": size,
-        "length": length,
-        "iters": iters,
-        "repeats": repeats,
-        "warmup": warmup,
-        "hugepages": hugepages,
-        "cpu": cpu,
-        "clock_name": clock_name,
-    }
-    return workers.run_in_workers(
-        _fixed_head_tail_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
-    )
-
-
-def run_peak(
-    *,
-    ops: Iterable[str] = ("read", "readv1", "readv_empty"),
-    depths: Sequence[int] = (1, 4, 16, 64),
-    batch: int = 32,
-    ios: int = 100_000,
-    length: int = DEFAULT_LENGTH,
-    repeats: int = 9,
-    warmup: int = 1,
-    cpu: int | None = None,
-    runs: int | None = None,
-    timeout: float = workers.DEFAULT_TIMEOUT,
-) -> Any:
-    """The batched peak loop on /dev/zero, every (op, depth) interleaved.
-
-    Submit and complete batches are ``min(batch, depth)`` (fio's t/io_uring
-    uses 32 and 32).  ``ns_per_op`` is the process CPU time per IO, so
-    ``1e9 / ns_per_op`` is IOPS per core; rows also carry ``wall_ns_per_io``,
-    ``ios_per_enter``, ``op``, ``depth``, ``run``, ``threads`` and
-    ``io_threads``.  Measured in ``runs`` single-threaded workers.
-    """
-    kwargs = {
-        "ops": list(ops),
-        "depths": [int(d) for d in depths],
-        "batch": batch,
-        "ios": ios,
-        "length": length,
-        "repeats": repeats,
-        "warmup": warmup,
-        "cpu": cpu,
-    }
-    return workers.run_in_workers(
-        _peak_in_worker, kwargs, runs=_runs(runs), cpu=cpu, timeout=timeout
-    )
-
-
-# ---- what each worker runs -------------------------------------------------------------
-
-
-def _syscalls_in_worker(
-    target: str = "zero",
-    *,
-    length: int = DEFAULT_LENGTH,
-    iters: int = 100_000,
-    repeats: int = 9,
-    warmup: int = 1,
-    names: Iterable[str] = SYSCALL_VARIANTS,
-    cpu: int | None = None,
-    clock_name: str = "wall",
-) -> runner.Rows:
-    """One run of :func:`run_syscalls`, in this (worker) process."""
-    src = _Target(target, length)
-    try:
-        offset = src.offset
-        variants = syscall_variants(src.fd, length=length, iters=iters, offset=offset, names=names)
-        with clock(clock_name):
-            return runner.measure(
-                "live-syscalls",
-                variants,
-                repeats=repeats,
-                warmup=warmup,
-                params={"target": target, "bytes": length, "iters": iters, "clock": clock_name},
-                cpu=cpu,
-                rotate=True,
-            )
-    finally:
-        src.close()
-
-
-def _uring_qd1_in_worker(
-    target: str = "zero",
-    *,
-    ops: Iterable[str] = URING_OPS,
-    length: int = DEFAULT_LENGTH,
-    iters: int = 20_000,
-    repeats: int = 9,
-    warmup: int = 1,
-    register_ring_fd: bool = False,
-    cpu: int | None = None,
-    clock_name: str = "wall",
-) -> runner.Rows:
-    """One run of :func:`run_uring_qd1`, in this (worker) process."""
     src = _Target(target, length)
     try:
         with Ring(8, register_ring_fd=register_ring_fd) as ring:
@@ -330,27 +214,19 @@ def _uring_qd1_in_worker(
                 )
                 for op in ops
             }
-            with clock(clock_name):
-                return runner.measure(
-                    "live-uring-qd1",
-                    variants,
-                    repeats=repeats,
-                    warmup=warmup,
-                    params={
-                        "target": target,
-                        "bytes": length,
-                        "iters": iters,
-                        "registered_ring": register_ring_fd,
-                        "clock": clock_name,
-                    },
-                    cpu=cpu,
-                    rotate=True,
-                )
+            params = {
+                "target": target,
+                "bytes": length,
+                "iters": iters,
+                "registered_ring": register_ring_fd,
+            }
+            return _measure("live-uring-qd1", variants, params, repeats, warmup, cpu, clock_name)
     finally:
         src.close()
 
 
-def _fixed_head_tail_in_worker(
+@workers.in_workers(_default_runs)
+def run_fixed_head_tail(
     *,
     size: int,
     length: int = DEFAULT_LENGTH,
@@ -361,39 +237,41 @@ def _fixed_head_tail_in_worker(
     cpu: int | None = None,
     clock_name: str = "wall",
 ) -> runner.Rows:
-    """One run of :func:`run_fixed_head_tail`, in this (worker) process."""
+    """READ_FIXED of /dev/zero into the head vs the tail of one registered buffer (R1 today).
+
+    Variants ``head`` (offset 0) and ``tail`` (offset ``size - length``),
+    measured in ``runs`` single-threaded workers, each registering its own
+    buffer; rows carry ``buffer_bytes``, ``pages_skipped`` (the pages before
+    the tail), ``hugepages``, ``bytes``, ``iters``, ``clock``, ``run``,
+    ``threads`` and ``io_threads``.
+    """
     zfd = open_zero()
     try:
         with Ring(8) as ring:
             ring.register_buffer(size, hugepages=hugepages)
+            tail = size - length
             variants = {
                 "head": ring.roundtrip_variant("read_fixed", zfd, length, iters=iters),
                 "tail": ring.roundtrip_variant(
-                    "read_fixed", zfd, length, iters=iters, buf_offset=size - length
+                    "read_fixed", zfd, length, iters=iters, buf_offset=tail
                 ),
             }
-            with clock(clock_name):
-                return runner.measure(
-                    "live-fixed-head-tail",
-                    variants,
-                    repeats=repeats,
-                    warmup=warmup,
-                    params={
-                        "buffer_bytes": size,
-                        "pages_skipped": (size - length) // PAGE_SIZE,
-                        "hugepages": hugepages,
-                        "bytes": length,
-                        "iters": iters,
-                        "clock": clock_name,
-                    },
-                    cpu=cpu,
-                    rotate=True,
-                )
+            params = {
+                "buffer_bytes": size,
+                "pages_skipped": tail // PAGE_SIZE,
+                "hugepages": hugepages,
+                "bytes": length,
+                "iters": iters,
+            }
+            return _measure(
+                "live-fixed-head-tail", variants, params, repeats, warmup, cpu, clock_name
+            )
     finally:
         os.close(zfd)
 
 
-def _peak_in_worker(
+@workers.in_workers(_default_runs)
+def run_peak(
     *,
     ops: Iterable[str] = ("read", "readv1", "readv_empty"),
     depths: Sequence[int] = (1, 4, 16, 64),
@@ -404,7 +282,14 @@ def _peak_in_worker(
     warmup: int = 1,
     cpu: int | None = None,
 ) -> runner.Rows:
-    """One run of :func:`run_peak`, in this (worker) process."""
+    """The batched peak loop on /dev/zero, every (op, depth) interleaved.
+
+    Submit and complete batches are ``min(batch, depth)`` (fio's t/io_uring
+    uses 32 and 32).  ``ns_per_op`` is the process CPU time per IO, so
+    ``1e9 / ns_per_op`` is IOPS per core; rows also carry ``wall_ns_per_io``,
+    ``ios_per_enter``, ``op``, ``depth``, ``run``, ``threads`` and
+    ``io_threads``.  Measured in ``runs`` single-threaded workers.
+    """
     ops = list(ops)
     depths = [positive_int(d, "depth", maximum=UINT_MAX) for d in depths]
     zfd = open_zero()

@@ -53,97 +53,74 @@ def plan(quick: bool | None = None) -> Plan:
     )
 
 
-def _in_workers(fn: Any, p: Plan, runs: int | None, cpu: int | None, **kwargs: Any) -> Any:
-    """``fn(plan, cpu=cpu, **kwargs)`` in ``runs`` workers (None: the plan's runs)."""
-    plan_ = asdict(p)
-    plan_["defer_rates"] = list(p.defer_rates)
-    return workers.run_in_workers(
-        fn, {"plan": plan_, "cpu": cpu, **kwargs}, runs=p.runs if runs is None else runs, cpu=cpu
-    )
+def _plan_json(p: Plan) -> dict[str, Any]:
+    return {**asdict(p), "defer_rates": list(p.defer_rates)}
 
 
 def _plan(plan: dict[str, Any]) -> Plan:
     return Plan(**{**plan, "defer_rates": tuple(plan["defer_rates"])})
 
 
-def run_mechanics(
-    p: Plan, *, op: str = "advance", cpu: int | None = None, runs: int | None = None
-) -> Any:
+def _plan_runs(arguments: workers.Arguments) -> int:
+    return arguments["p"].runs
+
+
+def _measure(experiment: str, models: Any, p: Plan, cpu: int | None, **params: Any) -> runner.Rows:
+    """One interleaved, rotated measurement of ``models`` in batches of ``p.iters``."""
+    return runner.measure(
+        experiment,
+        batches(models, p.iters),
+        repeats=p.repeats,
+        warmup=p.warmup,
+        rotate=True,
+        cpu=cpu,
+        params={**params, "bytes": PAGE_SIZE, "iters": p.iters},
+    )
+
+
+# Each experiment below is the function of one run, in one process; the decorator makes
+# it the public experiment, with ``runs`` (None: ``p.runs``) and ``timeout`` arguments
+# more, measured in that many single-threaded workers.
+_IN_WORKERS = workers.in_workers(_plan_runs, ship={"p": (_plan_json, _plan)})
+
+
+@_IN_WORKERS
+def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> runner.Rows:
     """Experiment (a) through the runner: 6.3 vs 6.4, import + iterate one segment.
 
     Repeated in ``runs`` worker processes (None: ``p.runs``); rows carry ``run``.
     """
-    return _in_workers(_mechanics_in_worker, p, runs, cpu, op=op)
+    return _measure("ubuf-mechanics", mechanics_models(op=op), p, cpu, op=op)
 
 
-def _mechanics_in_worker(plan: dict[str, Any], op: str, cpu: int | None) -> runner.Rows:
-    """One run of :func:`run_mechanics`, in this (worker) process."""
-    p = _plan(plan)
-    return runner.measure(
-        "ubuf-mechanics",
-        batches(mechanics_models(op=op), p.iters),
-        repeats=p.repeats,
-        warmup=p.warmup,
-        rotate=True,
-        cpu=cpu,
-        params={"op": op, "bytes": PAGE_SIZE, "iters": p.iters},
-    )
-
-
-def run_read_zero(p: Plan, *, cpu: int | None = None, runs: int | None = None) -> Any:
+@_IN_WORKERS
+def run_read_zero(p: Plan, *, cpu: int | None = None) -> runner.Rows:
     """Experiment (b) through the runner: read, readv 6.3, readv 6.4, the live proxy.
 
     Repeated in ``runs`` worker processes (None: ``p.runs``); rows carry ``run``.
     """
-    return _in_workers(_read_zero_in_worker, p, runs, cpu)
+    return _measure("ubuf-read-zero", read_zero_models(proxy=True), p, cpu)
 
 
-def _read_zero_in_worker(plan: dict[str, Any], cpu: int | None) -> runner.Rows:
-    """One run of :func:`run_read_zero`, in this (worker) process."""
-    p = _plan(plan)
-    return runner.measure(
-        "ubuf-read-zero",
-        batches(read_zero_models(proxy=True), p.iters),
-        repeats=p.repeats,
-        warmup=p.warmup,
-        rotate=True,
-        cpu=cpu,
-        params={"bytes": PAGE_SIZE, "iters": p.iters},
-    )
-
-
-def run_uring(
-    p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None, runs: int | None = None
-) -> Any:
+@_IN_WORKERS
+def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None) -> runner.Rows:
     """Experiment (c) through ``labkit.measure.runner.run``, once per deferral rate of the plan.
 
     Rows carry ``defer_rate``, ``defer_every``, ``defer_alloc_ubuf`` and
     ``run`` columns; repeated in ``runs`` worker processes (None: ``p.runs``).
     """
-    return _in_workers(_uring_in_worker, p, runs, cpu, defer_alloc_ubuf=defer_alloc_ubuf)
-
-
-def _uring_in_worker(plan: dict[str, Any], defer_alloc_ubuf: bool, cpu: int | None) -> runner.Rows:
-    """One run of :func:`run_uring`, in this (worker) process."""
-    p = _plan(plan)
     rows: runner.Rows = []
     for rate in p.defer_rates:
         k = defer_every_for(rate)
         models = uring_models(defer_every=k, defer_alloc_ubuf=defer_alloc_ubuf)
-        rows += runner.measure(
+        rows += _measure(
             "ubuf-uring",
-            batches(models, p.iters),
-            repeats=p.repeats,
-            warmup=p.warmup,
-            rotate=True,
-            cpu=cpu,
-            params={
-                "defer_rate": rate,
-                "defer_every": k,
-                "defer_alloc_ubuf": defer_alloc_ubuf,
-                "bytes": PAGE_SIZE,
-                "iters": p.iters,
-            },
+            models,
+            p,
+            cpu,
+            defer_rate=rate,
+            defer_every=k,
+            defer_alloc_ubuf=defer_alloc_ubuf,
         )
     return rows
 

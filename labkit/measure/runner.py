@@ -21,6 +21,7 @@ Method (what a reader of a performance paper expects):
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import sys
@@ -132,20 +133,11 @@ def _samples(name: str, value: Any) -> list[float]:
     return values
 
 
-def run(
-    experiment: str,
-    variants: Mapping[str, Variant],
-    *,
-    repeats: int,
-    warmup: int = 1,
-    params: Mapping[str, Any] | None = None,
-    cpu: int | None = None,
-    progress: bool = False,
-    rotate: bool = False,
-) -> pd.DataFrame:
+def run(experiment: str, variants: Mapping[str, Variant], **options: Any) -> pd.DataFrame:
     """Measure ``variants`` side by side and return one row per sample.
 
-    The rows of :func:`measure` (same arguments) as a DataFrame.
+    The rows of :func:`measure` (same arguments, the keyword-only ones in
+    ``options``) as a DataFrame.
 
     Args:
         experiment: name recorded in the ``experiment`` column.
@@ -183,16 +175,7 @@ def run(
     """
     import pandas as pd
 
-    rows = measure(
-        experiment,
-        variants,
-        repeats=repeats,
-        warmup=warmup,
-        params=params,
-        cpu=cpu,
-        progress=progress,
-        rotate=rotate,
-    )
+    rows = measure(experiment, variants, **options)
     return pd.DataFrame(rows, columns=list(rows[0]))
 
 
@@ -259,6 +242,11 @@ def measure(
             row.update(counts)
     return rows
 
+
+# run's signature, as help() and inspect show it, is measure's (run forwards it all)
+run.__signature__ = inspect.signature(measure).replace(  # type: ignore[attr-defined]
+    return_annotation="pd.DataFrame"
+)
 
 _run_index = 0
 

@@ -16,8 +16,9 @@ for one at a time (the runs are timed; the machine may have two cores).  It
    the other thread-pool variables, :data:`THREAD_ENV`) **before** importing
    labkit or numpy, so that no library starts a thread;
 2. imports the experiment function, named by a dotted path
-   (``"labkit.experiments.live_kernel:_syscalls_in_worker"``), and calls it
-   with JSON-able keyword arguments; it returns its rows as a list of dicts
+   (``"labkit.experiments.live_kernel:run_syscalls.in_worker"``: see
+   :func:`in_workers`), and calls it with JSON-able keyword arguments
+   (:mod:`labkit.measure.worker_main`); it returns its rows as a list of dicts
    (:func:`labkit.measure.runner.measure`), so that the worker never imports
    pandas (half of a worker's start-up), or a DataFrame;
 3. measures single-threaded: :func:`labkit.measure.runner.measure` counts
@@ -35,14 +36,17 @@ experiment, the run and the worker's traceback; when the worker raised a
 built-in exception (ValueError, OSError with its errno, ...), the error is
 also an instance of that type, so callers can keep catching what they caught
 before.  A worker killed by a signal, or one that outlives ``timeout``, is an
-error too (:class:`WorkerTimeout`); every wait is bounded.
+error too (:class:`WorkerTimeout`); every wait is bounded
+(:mod:`labkit.measure.worker_errors`).
 """
 
 from __future__ import annotations
 
-import builtins
+import functools
 import importlib
+import inspect
 import json
+import numbers
 import os
 import pickle
 import select
@@ -50,12 +54,18 @@ import signal
 import sys
 import tempfile
 import time
-import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labkit.measure import runner, threads
+from labkit.measure.worker_errors import (
+    WorkerError,
+    WorkerTimeout,
+    died,
+    worker_exception,
+)
+from labkit.measure.worker_main import worker_main
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,9 +83,6 @@ THREAD_ENV = {
 #: Seconds one worker may take before it is killed (each run has its own deadline).
 DEFAULT_TIMEOUT = 600.0
 
-#: Lines of the worker's traceback and output quoted in an error.
-TAIL_LINES = 25
-
 # The worker's first code: pin, then take the parent's import path (the directory
 # of the parent's labkit first), and only then import labkit (and with it numpy).
 # Run with -S (the parent's path already holds site-packages; processing .pth files
@@ -88,47 +95,12 @@ with open(sys.argv[1], encoding="utf-8") as f:
 if spec["cpu"] is not None:
     os.sched_setaffinity(0, {spec["cpu"]})
 sys.path[:] = spec["path"] + [p for p in sys.path if p not in spec["path"]]
-from labkit.measure.workers import worker_main
+from labkit.measure.worker_main import worker_main
 code = worker_main(spec)
 sys.stdout.flush()
 sys.stderr.flush()
 os._exit(code)  # the rows are written: skip the interpreter's teardown
 """
-
-
-class WorkerError(Exception):
-    """An experiment failed in a worker process.
-
-    Attributes:
-        target: the experiment function's dotted path.
-        run: which run (0-based) failed.
-        worker_type: the exception type the worker raised ("" if it died).
-        worker_traceback: the tail of the worker's traceback (or output).
-        returncode: the worker's exit status (negative: killed by that signal).
-    """
-
-    target: str = ""
-    run: int = -1
-    worker_type: str = ""
-    worker_traceback: str = ""
-    returncode: int | None = None
-
-
-class WorkerTimeout(WorkerError, TimeoutError):
-    """A worker ran past its deadline and was killed."""
-
-
-_COMBINED: dict[type, type] = {}
-
-
-def _error_class(type_name: str, module: str) -> type[WorkerError]:
-    """WorkerError, combined with the built-in exception type the worker raised."""
-    base = getattr(builtins, type_name, None) if module == "builtins" else None
-    if not (isinstance(base, type) and issubclass(base, Exception)) or base is Exception:
-        return WorkerError
-    if base not in _COMBINED:
-        _COMBINED[base] = type(f"Worker{base.__name__}", (WorkerError, base), {})
-    return _COMBINED[base]
 
 
 def target_name(fn: Callable[..., Any] | str) -> str:
@@ -149,29 +121,6 @@ def target_name(fn: Callable[..., Any] | str) -> str:
             "importable module"
         )
     return f"{module}:{qualname}"
-
-
-def _resolve(name: str) -> Callable[..., Any]:
-    module, sep, attr = name.partition(":")
-    if not sep:
-        module, _, attr = name.rpartition(".")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise TypeError(f"{name} is not callable")
-    return obj
-
-
-def _tail(text: str, lines: int = TAIL_LINES) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""
 
 
 def _measuring_cpu(cpu: int | None) -> int | None:
@@ -332,19 +281,15 @@ def _one_run(
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-            err = WorkerTimeout(
-                f"{where} ran past its {timeout:g} s deadline and was killed (pid {proc.pid})"
-                + _with_output(log_path)
-            )
-            _fill(err, name, run, "", _tail(_read(log_path)), proc.returncode)
-            raise err from None
+            msg = f"{where} ran past its {timeout:g} s deadline and was killed (pid {proc.pid})"
+            raise died(WorkerTimeout, msg, name, run, log_path, proc.returncode) from None
         finally:
             if proc.poll() is None:  # interrupted (KeyboardInterrupt): leave no worker behind
                 proc.kill()
                 proc.wait(timeout=10)
     error_path = Path(spec["error"])
     if error_path.exists():
-        raise _worker_exception(where, name, run, code, error_path)
+        raise worker_exception(where, name, run, code, error_path)
     if code != 0:
         if code < 0:
             try:
@@ -353,14 +298,11 @@ def _one_run(
                 how = f"was killed by signal {-code}"
         else:
             how = f"exited with status {code} without reporting an error"
-        err = WorkerError(f"{where} {how} (pid {proc.pid})" + _with_output(log_path))
-        _fill(err, name, run, "", _tail(_read(log_path)), code)
-        raise err
+        raise died(WorkerError, f"{where} {how} (pid {proc.pid})", name, run, log_path, code)
     out = Path(spec["out"])
     if not out.exists():
-        err = WorkerError(f"{where} exited without writing its rows" + _with_output(log_path))
-        _fill(err, name, run, "", _tail(_read(log_path)), code)
-        raise err
+        msg = f"{where} exited without writing its rows"
+        raise died(WorkerError, msg, name, run, log_path, code)
     import pandas as pd
 
     with open(out, "rb") as f:
@@ -386,99 +328,99 @@ def _wait(proc: Any, timeout: float) -> int:
     return proc.wait(timeout=max(0.0, deadline - time.monotonic()))
 
 
-def _with_output(log_path: Path) -> str:
-    text = _tail(_read(log_path))
-    return f"\n--- worker output (last lines) ---\n{text}" if text else " (no output)"
+# ---- an experiment measured in workers ------------------------------------------------
+
+#: For an argument that cannot travel as JSON: (parent -> JSON-able, JSON -> worker's value).
+Shipped = tuple[Callable[[Any], Any], Callable[[Any], Any]]
+Arguments = Mapping[str, Any]
 
 
-def _fill(err: WorkerError, target: str, run: int, kind: str, tb: str, code: int | None) -> None:
-    err.target, err.run, err.worker_type, err.worker_traceback, err.returncode = (
-        target,
-        run,
-        kind,
-        tb,
-        code,
-    )
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON carries it: numbers as int / float, iterables as lists."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray)):
+        return [_jsonable(v) for v in value]
+    return value  # run_in_workers refuses it with a TypeError
 
 
-def _worker_exception(where: str, name: str, run: int, code: int, path: Path) -> WorkerError:
-    """The exception to raise in the parent for the error record a worker wrote."""
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        rec = {
-            "type": "",
-            "module": "",
-            "message": f"unreadable error record: {exc}",
-            "traceback": "",
-        }
-    tb = _tail(rec.get("traceback", ""))
-    message = (
-        f"{where} raised {rec.get('type')}: {rec.get('message')}\n"
-        f"--- worker traceback (last lines) ---\n{tb}"
-    )
-    cls = _error_class(rec.get("type", ""), rec.get("module", ""))
-    err: WorkerError
-    try:
-        if issubclass(cls, OSError) and rec.get("errno"):
-            err = cls(int(rec["errno"]), message)
-        else:
-            err = cls(message)
-    except Exception:  # a built-in type with another constructor (UnicodeError ...)
-        err = WorkerError(message)
-    _fill(err, name, run, str(rec.get("type", "")), tb, code)
-    return err
+def in_workers(
+    default_runs: Callable[[Arguments], int],
+    *,
+    allow_io_threads: bool = True,
+    ship: Mapping[str, Shipped] | None = None,
+    check: Callable[[Arguments], None] | None = None,
+    here: Callable[[Arguments], bool] | None = None,
+) -> Callable[[Callable[..., runner.Rows]], Callable[..., pd.DataFrame]]:
+    """Decorator: an experiment measured in ``runs`` workers, from the function of one run.
 
+    The decorated ``fn`` measures once, in the calling process, and returns its
+    rows.  The experiment returned in its place takes ``fn``'s arguments and
+    two keyword-only ones more: ``runs`` (None: ``default_runs(arguments)``)
+    and ``timeout`` (seconds each worker may take).  It binds the arguments as
+    ``fn`` would (defaults applied), calls ``check(arguments)`` (to refuse bad
+    ones before a worker starts), makes each JSON-able (iterables as lists; an
+    argument named in ``ship`` goes through its pair of functions), and
+    returns :func:`run_in_workers`' DataFrame, pinned to the ``cpu`` argument
+    if ``fn`` has one.  Where ``here(arguments)`` is true, ``fn`` runs in this
+    process instead and its rows come back as a DataFrame.
 
-# ---- inside the worker --------------------------------------------------------------
+    ``fn`` is what each worker runs, by the name ``"module:name.in_worker"``
+    (the ``in_worker`` attribute of the experiment).
+    """
+    shipped = dict(ship or {})
 
+    def wrap(fn: Callable[..., runner.Rows]) -> Callable[..., pd.DataFrame]:
+        sig = inspect.signature(fn)
+        name = f"{fn.__module__}:{fn.__qualname__}.in_worker"
 
-def worker_main(spec: Mapping[str, Any]) -> int:
-    """The worker's body (called by the boot code after pinning): 0 on success, 3 on error."""
-    try:
-        if spec["cpu"] is not None and os.sched_getaffinity(0) != {spec["cpu"]}:
-            raise RuntimeError(f"the worker is not pinned to CPU {spec['cpu']}")
-        rule = threads.Rule(allow_io_threads=bool(spec["allow_io_threads"]))
-        threads.require_single_thread(rule if spec["single_thread"] else None)
-        runner.continue_rotation(spec["run"])
-        start = threads.observe(spec["target"], "at the start of")
-        fn = _resolve(spec["target"])
-        rows = fn(**spec["kwargs"])
-        end = threads.count_threads() or start
-        counts = {
-            "threads": max(start.threads, end.threads),
-            "io_threads": max(start.io_threads, end.io_threads),
-        }
-        if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
-            for row in rows:  # rows not made by runner.measure: the worker's own counts
-                for key, value in counts.items():
-                    row.setdefault(key, value)
-        elif type(rows).__name__ == "DataFrame" and len(rows):
-            for key, value in counts.items():
-                if key not in rows.columns:
-                    rows[key] = value
-        else:
-            raise TypeError(
-                f"{spec['target']} returned {type(rows).__name__}, not a non-empty list of "
-                "row dicts or DataFrame"
+        @functools.wraps(fn)
+        def experiment(
+            *args: Any, runs: int | None = None, timeout: float = DEFAULT_TIMEOUT, **kwargs: Any
+        ) -> pd.DataFrame:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            if check is not None:
+                check(arguments)
+            if here is not None and here(arguments):
+                import pandas as pd
+
+                rows = fn(**arguments)
+                return pd.DataFrame(rows, columns=list(rows[0]))
+            sent = {
+                k: shipped[k][0](v) if k in shipped else _jsonable(v) for k, v in arguments.items()
+            }
+            return run_in_workers(
+                name,
+                sent,
+                runs=default_runs(arguments) if runs is None else runs,
+                cpu=arguments.get("cpu"),
+                timeout=timeout,
+                allow_io_threads=allow_io_threads,
             )
-        tmp = spec["out"] + ".tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump(rows, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, spec["out"])
-        return 0
-    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-        errno_ = getattr(exc, "errno", None) if isinstance(exc, OSError) else None
-        record = {
-            "type": type(exc).__name__,
-            "module": type(exc).__module__,
-            "message": exc.strerror if errno_ else str(exc),
-            "errno": errno_,
-            "traceback": traceback.format_exc(),
-        }
-        with open(spec["error"], "w", encoding="utf-8") as f:
-            json.dump(record, f, default=str)
-        return 3
+
+        def in_worker(**sent: Any) -> runner.Rows:
+            return fn(**{k: shipped[k][1](v) if k in shipped else v for k, v in sent.items()})
+
+        kw = inspect.Parameter.KEYWORD_ONLY
+        extra = [
+            inspect.Parameter("runs", kw, default=None, annotation="int | None"),
+            inspect.Parameter("timeout", kw, default=DEFAULT_TIMEOUT, annotation="float"),
+        ]
+        experiment.__signature__ = sig.replace(  # type: ignore[attr-defined]
+            parameters=[*sig.parameters.values(), *extra], return_annotation="pd.DataFrame"
+        )
+        experiment.in_worker = in_worker  # type: ignore[attr-defined]
+        return experiment
+
+    return wrap
 
 
 def probe_threads(*, timeout: float = 120.0) -> threads.ThreadCount:
@@ -507,6 +449,7 @@ __all__ = [
     "THREAD_ENV",
     "WorkerError",
     "WorkerTimeout",
+    "in_workers",
     "probe_threads",
     "run_in_workers",
     "target_name",

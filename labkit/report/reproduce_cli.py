@@ -68,25 +68,14 @@ def _interrupted_line(rep: Reproduction) -> str:
     )
 
 
-def main(
-    *,
-    quick: bool,
-    out: str | None,
-    force: bool,
-    notebooks: str | None = None,
-    progress: bool = True,
-    timeout: float | None = None,
-) -> int:
-    """What ``labkit reproduce`` runs; returns the exit status (see :data:`EXIT_OK` ...)."""
+def main(**options: Any) -> int:
+    """What ``labkit reproduce`` runs; returns the exit status (see :data:`EXIT_OK` ...).
+
+    ``options`` are :func:`labkit.report.reproduce.run`'s keyword arguments
+    (quick, out, force, notebooks, progress, timeout).
+    """
     try:
-        rep = run(
-            quick=quick,
-            out=out,
-            force=force,
-            notebooks=notebooks,
-            progress=progress,
-            timeout=timeout,
-        )
+        rep = run(**options)
         if rep.interrupted is not None:
             print(_interrupted_line(rep), file=sys.stderr)
             return EXIT_INTERRUPTED
