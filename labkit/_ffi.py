@@ -17,6 +17,7 @@ import errno
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 
@@ -120,4 +121,12 @@ def check(ret: Any, message: str) -> Any:
     return ret
 
 
-__all__ = ["CoreLoadError", "ffi", "lib", "check", "raise_errno"]
+def owned(new: Callable[[], Any], free: Callable[[Any], None], what: str) -> Any:
+    """``new()``, freed by ``free`` when Python drops it; MemoryError naming ``what`` if NULL."""
+    ptr = new()
+    if ptr == ffi.NULL:
+        raise MemoryError(f"cannot allocate {what}")
+    return ffi.gc(ptr, free)
+
+
+__all__ = ["CoreLoadError", "ffi", "lib", "check", "owned", "raise_errno"]

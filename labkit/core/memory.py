@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from labkit._args import index_arg
-from labkit._ffi import ffi, lib, raise_errno
+from labkit._ffi import ffi, lib, owned, raise_errno
 
 #: The page size of the model, from the C core (``LK_PAGE_SHIFT`` in lk_common.h):
 #: every other module imports it from here.
@@ -141,9 +141,7 @@ class UserMemory:
     """
 
     def __init__(self) -> None:
-        self._mm = ffi.gc(lib.lk_mm_new(), lib.lk_mm_free)
-        if self._mm == ffi.NULL:
-            raise MemoryError("cannot allocate the address-space table")
+        self._mm = owned(lib.lk_mm_new, lib.lk_mm_free, "the address-space table")
         self._maps: dict[int, Mapping] = {}
         self.lock = threading.RLock()
 

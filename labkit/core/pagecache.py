@@ -24,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from labkit._args import int_arg, size_arg
-from labkit._ffi import ffi, lib, raise_errno
+from labkit._ffi import ffi, lib, owned, raise_errno
 from labkit.core.folio import PAGE_SHIFT, PAGE_SIZE, Folio, FolioHolder, order_arg
 from labkit.core.iter_args import direction_arg
 
@@ -53,9 +53,7 @@ class PageCache(FolioHolder):
     MAX_ORDER = MAX_PAGECACHE_ORDER
 
     def __init__(self) -> None:
-        self._xa = ffi.gc(lib.lk_xa_new(), lib.lk_xa_free)
-        if self._xa == ffi.NULL:
-            raise MemoryError("cannot allocate the XArray")
+        self._xa = owned(lib.lk_xa_new, lib.lk_xa_free, "the XArray")
         self._folios: dict[int, Folio] = {}
         self.lock = threading.RLock()
 

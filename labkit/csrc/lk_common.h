@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define LK_PAGE_SHIFT 12
 #define LK_PAGE_SIZE ((size_t)1 << LK_PAGE_SHIFT)
@@ -29,5 +31,48 @@
 
 static inline size_t lk_min(size_t a, size_t b) { return a < b ? a : b; }
 static inline size_t lk_min3(size_t a, size_t b, size_t c) { return lk_min(lk_min(a, b), c); }
+
+/*
+ * Open a free slot at index k of a growable array of *nr entries of `size`
+ * bytes (capacity *cap, doubled when full): the entries from k on move up one,
+ * *nr grows by one.  0, or -ENOMEM (the array is then unchanged).
+ */
+static inline int lk_array_insert_slot(void **array, size_t *nr, size_t *cap, size_t k,
+				       size_t size)
+{
+	char *base;
+
+	if (*nr == *cap) {
+		size_t grown = *cap ? 2 * *cap : 16;
+		void *p = realloc(*array, grown * size);
+
+		if (!p)
+			return -ENOMEM;
+		*array = p;
+		*cap = grown;
+	}
+	base = *array;
+	memmove(base + (k + 1) * size, base + k * size, (*nr - k) * size);
+	(*nr)++;
+	return 0;
+}
+
+/*
+ * The index of the first of n sorted entries for which `below` is false (a
+ * binary search; n when there is none).  `below` is an expression of `mid`,
+ * the index looked at, true while entry mid lies wholly below what is sought.
+ */
+#define LK_LOWER_BOUND(n, mid, below)                                                   \
+	({                                                                              \
+		size_t lo_ = 0, hi_ = (n);                                              \
+		while (lo_ < hi_) {                                                     \
+			size_t mid = lo_ + (hi_ - lo_) / 2;                             \
+			if (below)                                                      \
+				lo_ = mid + 1;                                          \
+			else                                                            \
+				hi_ = mid;                                              \
+		}                                                                       \
+		lo_;                                                                    \
+	})
 
 #endif

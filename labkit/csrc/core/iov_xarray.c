@@ -41,18 +41,8 @@ void lk_xa_free(struct lk_xarray *xa)
 /* Index in the table of the first entry whose last page index is >= index. */
 static size_t first_ending_at_or_after(const struct lk_xarray *xa, uint64_t index)
 {
-	size_t lo = 0, hi = xa->nr;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct lk_xa_entry *e = &xa->entries[mid];
-
-		if (e->index + entry_pages(e) <= index)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LK_LOWER_BOUND(xa->nr, mid,
+			      xa->entries[mid].index + entry_pages(&xa->entries[mid]) <= index);
 }
 
 /* The entry that covers page index, or NULL for a hole. */
@@ -95,20 +85,11 @@ int lk_xa_store(struct lk_xarray *xa, uint64_t index, uintptr_t addr, unsigned i
 	k = first_ending_at_or_after(xa, index);
 	if (k < xa->nr && xa->entries[k].index < index + npages)
 		return -EEXIST;
-	if (xa->nr == xa->cap) {
-		size_t cap = xa->cap ? 2 * xa->cap : 16;
-		struct lk_xa_entry *e = realloc(xa->entries, cap * sizeof(*e));
-
-		if (!e)
-			return -ENOMEM;
-		xa->entries = e;
-		xa->cap = cap;
-	}
-	memmove(&xa->entries[k + 1], &xa->entries[k], (xa->nr - k) * sizeof(xa->entries[0]));
+	if (lk_array_insert_slot((void **)&xa->entries, &xa->nr, &xa->cap, k, sizeof(xa->entries[0])))
+		return -ENOMEM;
 	xa->entries[k].index = index;
 	xa->entries[k].addr = addr;
 	xa->entries[k].order = order;
-	xa->nr++;
 	return 0;
 }
 

@@ -30,17 +30,7 @@ void lk_mm_free(struct lk_mm *mm)
 /* Index of the first mapping whose end lies above addr (binary search). */
 static size_t first_ending_after(const struct lk_mm *mm, uintptr_t addr)
 {
-	size_t lo = 0, hi = mm->nr_maps;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (mm->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return LK_LOWER_BOUND(mm->nr_maps, mid, mm->maps[mid].end <= addr);
 }
 
 /*
@@ -56,20 +46,11 @@ int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len, unsigned int prot)
 	k = first_ending_after(mm, start);
 	if (k < mm->nr_maps && mm->maps[k].start < start + len)
 		return -EEXIST;
-	if (mm->nr_maps == mm->cap) {
-		size_t cap = mm->cap ? 2 * mm->cap : 16;
-		struct lk_mapping *m = realloc(mm->maps, cap * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		mm->maps = m;
-		mm->cap = cap;
-	}
-	memmove(&mm->maps[k + 1], &mm->maps[k], (mm->nr_maps - k) * sizeof(mm->maps[0]));
+	if (lk_array_insert_slot((void **)&mm->maps, &mm->nr_maps, &mm->cap, k, sizeof(mm->maps[0])))
+		return -ENOMEM;
 	mm->maps[k].start = start;
 	mm->maps[k].end = start + len;
 	mm->maps[k].prot = prot;
-	mm->nr_maps++;
 	mm->last = SIZE_MAX;		/* indices moved */
 	return 0;
 }
