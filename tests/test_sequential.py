@@ -118,3 +118,29 @@ def test_extra_limits_additions_to_a_share_of_the_first_runs():
     b = sequential.Budget(3, 5, 40.0)
     assert b.kwargs()["extra"] == 0.5
     assert b.share(31, 2) == 9 and b.share(3, 0) == 3
+
+
+def test_doubling_adds_as_many_runs_as_there_are():
+    assert sequential.looks_for(3, 48, sequential.DOUBLE) == 5  # 3, 6, 12, 24, 48
+    assert sequential.looks_for(3, 40, sequential.DOUBLE) == 5  # 3, 6, 12, 24, 40
+    asked = []
+
+    def more(k):
+        asked.append(k)
+        return pd.DataFrame({"variant": ["a"] * k, "run": list(range(k)), "ns_per_op": [1.0] * k})
+
+    def never_decided(data, conf):
+        n = data["run"].nunique()
+        return stats.Estimate("x", 0.5, -10.0, 10.0, conf, "test", n, 1, 0.0, 0.0)
+
+    seq = sequential.until_decided(
+        more,
+        never_decided,
+        (0.0, 1.0),
+        min_runs=3,
+        max_runs=20,
+        step=sequential.DOUBLE,
+        budget_s=1e9,
+    )
+    assert asked == [3, 3, 6, 8] and seq.n_runs == 20 and seq.stopped == "run cap"
+    assert seq.looks == sequential.looks_for(3, 20, sequential.DOUBLE) == 4

@@ -51,7 +51,7 @@ class Budget:
     max_runs: int
     budget_s: float
     extra: float | None = 0.5  #: None: only ``budget_s`` and ``max_runs`` stop additions
-    step: int = 1  #: runs added at a time (fewer looks, each at a less strict confidence)
+    step: int = 1  #: runs added at a time; DOUBLE (0): as many as there are (fewer looks)
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`until_decided`."""
@@ -96,9 +96,22 @@ def _relabel(df: pd.DataFrame, first: int, run_col: str) -> tuple[pd.DataFrame, 
     return df, len(labels)
 
 
+#: ``step`` that doubles the runs at each look (3, 6, 12, ...): few looks, many runs.
+DOUBLE = 0
+
+
+def _added(step: int, n_runs: int, max_runs: int) -> int:
+    """Runs the next addition takes: ``step`` of them, or as many as there are (DOUBLE)."""
+    return min(n_runs if step == DOUBLE else step, max_runs - n_runs)
+
+
 def looks_for(min_runs: int, max_runs: int, step: int) -> int:
-    """How many analyses a run cap allows: one at ``min_runs``, one per ``step`` after."""
-    return 1 + math.ceil(max(0, max_runs - min_runs) / step)
+    """How many analyses a run cap allows: one at ``min_runs``, one per addition after."""
+    looks, n = 1, int(min_runs)
+    while n < max_runs:
+        n += _added(step, n, max_runs)
+        looks += 1
+    return looks
 
 
 def until_decided(
@@ -124,7 +137,8 @@ def until_decided(
         analyse: ``analyse(rows, confidence)`` -> the Estimate to decide on.
         band: ``(low, high)``, or a :class:`labkit.published.Band` (its effect
             is then used for the noise guard unless ``effect`` is given).
-        min_runs, max_runs, step: the first batch of runs, the cap, the increment.
+        min_runs, max_runs, step: the first batch of runs, the cap, the increment
+            (:data:`DOUBLE`: double the runs at each look).
         budget_s: no addition is started that would, at the pace so far, end
             after this many seconds from the start.
         extra: nor one that would take the additions past ``extra`` times the
@@ -136,12 +150,12 @@ def until_decided(
         A :class:`Sequential`.
 
     Raises:
-        ValueError: for min_runs < 1, max_runs < min_runs, step < 1, budget_s <= 0,
+        ValueError: for min_runs < 1, max_runs < min_runs, step < 0, budget_s <= 0,
             or an addition that returns no rows.
     """
-    if int(min_runs) < 1 or int(max_runs) < int(min_runs) or int(step) < 1:
+    if int(min_runs) < 1 or int(max_runs) < int(min_runs) or int(step) < 0:
         raise ValueError(
-            f"need 1 <= min_runs <= max_runs and step >= 1, got {min_runs}, {max_runs}, {step}"
+            f"need 1 <= min_runs <= max_runs and step >= 0, got {min_runs}, {max_runs}, {step}"
         )
     if not budget_s > 0:
         raise ValueError(f"budget_s must be > 0, got {budget_s}")
@@ -193,7 +207,7 @@ def until_decided(
         if n_runs >= int(max_runs):
             stopped = "run cap"
             break
-        want = min(int(step), int(max_runs) - n_runs)
+        want = _added(int(step), n_runs, int(max_runs))
         limit = budget_s if extra is None else min(budget_s, first_s * (1 + float(extra)))
         if elapsed + elapsed / n_runs * want > limit:
             stopped = "time budget"
