@@ -32,10 +32,9 @@ struct lk_xarray *lk_xa_new(void)
 
 void lk_xa_free(struct lk_xarray *xa)
 {
-	if (!xa)
-		return;
-	free(xa->entries);
-	free(xa);
+	if (xa)
+		free(xa->entries);
+	free(xa);	/* free(NULL) does nothing */
 }
 
 /* Index in the table of the first entry whose last page index is >= index. */

@@ -21,10 +21,9 @@ struct lk_mm *lk_mm_new(void)
 
 void lk_mm_free(struct lk_mm *mm)
 {
-	if (!mm)
-		return;
-	free(mm->maps);
-	free(mm);
+	if (mm)
+		free(mm->maps);
+	free(mm);	/* free(NULL) does nothing */
 }
 
 /* Index of the first mapping whose end lies above addr (binary search). */
