@@ -58,6 +58,15 @@ static inline int lk_array_insert_slot(void **array, size_t *nr, size_t *cap, si
 }
 
 /*
+ * Insert into a sorted table of non-overlapping entries at index k (where a
+ * lower-bound search put it): -EEXIST if `overlaps` (the entry at k overlaps
+ * the new one), else lk_array_insert_slot().
+ */
+#define LK_TABLE_INSERT(array, nr, cap, k, overlaps)                                    \
+	((overlaps) ? -EEXIST                                                           \
+		    : lk_array_insert_slot((void **)&(array), &(nr), &(cap), (k), sizeof(*(array))))
+
+/*
  * The index of the first of n sorted entries for which `below` is false (a
  * binary search; n when there is none).  `below` is an expression of `mid`,
  * the index looked at, true while entry mid lies wholly below what is sought.

@@ -75,6 +75,7 @@ int lk_xa_store(struct lk_xarray *xa, uint64_t index, uintptr_t addr, unsigned i
 {
 	uint64_t npages;
 	size_t k;
+	int ret;
 
 	if (!xa || order > LK_MAX_PAGECACHE_ORDER || addr % LK_PAGE_SIZE || !addr)
 		return -EINVAL;
@@ -82,13 +83,11 @@ int lk_xa_store(struct lk_xarray *xa, uint64_t index, uintptr_t addr, unsigned i
 	if (index % npages || index > ((uint64_t)LK_MAX_LFS_FILESIZE >> LK_PAGE_SHIFT) + 1 - npages)
 		return -EINVAL;
 	k = first_ending_at_or_after(xa, index);
-	if (k < xa->nr && xa->entries[k].index < index + npages)
-		return -EEXIST;
-	if (lk_array_insert_slot((void **)&xa->entries, &xa->nr, &xa->cap, k, sizeof(xa->entries[0])))
-		return -ENOMEM;
-	xa->entries[k].index = index;
-	xa->entries[k].addr = addr;
-	xa->entries[k].order = order;
+	ret = LK_TABLE_INSERT(xa->entries, xa->nr, xa->cap, k,
+			      k < xa->nr && xa->entries[k].index < index + npages);
+	if (ret)
+		return ret;
+	xa->entries[k] = (struct lk_xa_entry){ .index = index, .addr = addr, .order = order };
 	return 0;
 }
 

@@ -39,17 +39,16 @@ static size_t first_ending_after(const struct lk_mm *mm, uintptr_t addr)
 int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len, unsigned int prot)
 {
 	size_t k;
+	int ret;
 
 	if (!mm || len == 0 || start + len < start || (prot & ~(LK_PROT_READ | LK_PROT_WRITE)))
 		return -EINVAL;
 	k = first_ending_after(mm, start);
-	if (k < mm->nr_maps && mm->maps[k].start < start + len)
-		return -EEXIST;
-	if (lk_array_insert_slot((void **)&mm->maps, &mm->nr_maps, &mm->cap, k, sizeof(mm->maps[0])))
-		return -ENOMEM;
-	mm->maps[k].start = start;
-	mm->maps[k].end = start + len;
-	mm->maps[k].prot = prot;
+	ret = LK_TABLE_INSERT(mm->maps, mm->nr_maps, mm->cap, k,
+			      k < mm->nr_maps && mm->maps[k].start < start + len);
+	if (ret)
+		return ret;
+	mm->maps[k] = (struct lk_mapping){ .start = start, .end = start + len, .prot = prot };
 	mm->last = SIZE_MAX;		/* indices moved */
 	return 0;
 }
