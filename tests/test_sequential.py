@@ -46,12 +46,12 @@ class Clock:
 
 def test_stops_at_min_runs_when_clearly_inside_or_outside():
     src = Source(saving=5.5)
-    res = sequential.until_decided(src, analyse, (4.5, 6.5), min_runs=2, max_runs=6)
+    res = sequential.until_decided(src, analyse, (4.5, 6.5), min_runs=3, max_runs=6)
     assert res.stopped == "decided" and res.verdict.verdict == "reproduced"
-    assert res.n_runs == 2 and src.calls == [2] and res.looks == 1
+    assert res.n_runs == 3 and src.calls == [3] and res.looks == 1
     src = Source(saving=0.0)
-    res = sequential.until_decided(src, analyse, (4.5, 6.5), min_runs=2, max_runs=6)
-    assert res.verdict.verdict == "differs" and res.n_runs == 2
+    res = sequential.until_decided(src, analyse, (4.5, 6.5), min_runs=3, max_runs=6)
+    assert res.verdict.verdict == "differs" and res.n_runs == 3
 
 
 def test_adds_runs_until_the_cap_when_undecided_and_relabels_them():

@@ -111,7 +111,8 @@ def test_a_shared_run_effect_cancels_in_a_ratio():
             ]
     df = pd.DataFrame(rows)
     r = stats.ratio(df, "a", "b")
-    assert r.ci_low < 1.5 < r.ci_high and width(r) < 0.03
+    # 0.03 wide before the widening for three runs (small_sample_factor(3) = 2.69)
+    assert r.ci_low < 1.5 < r.ci_high and width(r) < 0.03 * 2.7
     assert r.between_run < 0.02  # each run's ratio is 1.5: the runs agree on it
     # pooling the batches of fast and slow runs would not cancel: a median of a
     # mixture of levels lands anywhere between them
@@ -238,14 +239,14 @@ def test_interleaved_rounds_are_resampled_whole():
     paired = stats.ratio(df, "slow", "fast")
     assert "rounds" in paired.method and "over rounds" in paired.quantity
     assert paired.ci_low < 1.25 < paired.ci_high
-    assert paired.ci_high - paired.ci_low < 0.02
+    assert paired.ci_high - paired.ci_low < 0.02 * 2.7  # three runs: widened 2.69x
     # the same batches without their rounds: the two medians, drawn independently, can
     # pair a slow stretch of one variant with a fast one of the other
     unpaired = stats.ratio(df.drop(columns="repeat"), "slow", "fast")
     assert "batches" in unpaired.method
     assert unpaired.ci_high - unpaired.ci_low > 5 * (paired.ci_high - paired.ci_low)
     # differences too: 25 ns at speed 1, 37.5 at speed 1.5, median over rounds in between
-    d = stats.difference(df, "slow", "fast")
+    d = stats.difference(drifting(runs=12), "slow", "fast")
     assert 24 < d.ci_low and d.ci_high < 38.5 and "over rounds" in d.quantity
 
 
@@ -267,3 +268,28 @@ def test_rounds_pair_only_when_both_have_the_same_rounds():
     assert "median(slow) / median(fast)" in stats.ratio(fewer, "slow", "fast").quantity
     dup = pd.concat([df, df], ignore_index=True)  # (run, repeat) no longer unique
     assert stats.sample(dup, "slow").rounds is None
+
+
+def test_intervals_over_few_runs_are_widened_to_cover():
+    from labkit.measure.resampling import small_sample_factor
+
+    assert small_sample_factor(1) == 1.0
+    assert small_sample_factor(3) == pytest.approx(2.69, abs=0.01)
+    assert small_sample_factor(48) == pytest.approx(1.04, abs=0.01)
+    assert small_sample_factor(6) < small_sample_factor(3)
+    # coverage over synthetic tables: the 95% interval of a ratio over 3 runs whose true
+    # value is 1.25 (run-to-run spread 3%, larger than the batches'); seeded, so a count
+    covered = 0
+    for seed in range(40):
+        df = table(
+            {"slow": 125.0, "fast": 100.0},
+            runs=3,
+            batches=9,
+            noise=0.005,
+            run_shift={"slow": 0.03, "fast": 0.0},
+            seed=seed,
+        )
+        e = stats.ratio(df, "slow", "fast")
+        covered += e.ci_low <= 1.25 <= e.ci_high
+        assert "widened 2.69x for 3 runs" in e.method
+    assert covered >= 36  # 38 of 40; the plain percentile interval covered 31 of these 40

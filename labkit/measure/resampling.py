@@ -13,7 +13,9 @@ computes one from :class:`Sample` s and a vectorised statistic:
   of fast and slow runs), and its interval comes from a two-level
   (hierarchical) bootstrap: resample the runs with replacement, then the
   batches within each chosen run, compute the statistic inside each chosen
-  run and average; the interval is the percentile one.
+  run and average; the interval is the percentile one, widened for the few runs
+  it rests on (:func:`small_sample_factor`: with 3 runs the plain percentile
+  interval covers about 75% instead of 95%).
   This is written with :class:`numpy.random.Generator` rather than scipy:
   ``scipy.stats.bootstrap`` resamples the observations of each sample
   independently, at one level, and has no notion of clusters; a nested
@@ -234,6 +236,26 @@ def _one_level(
     return float("nan"), float("nan"), float("nan"), "no interval (bootstrap degenerate)"
 
 
+def small_sample_factor(n_runs: int, confidence: float = DEFAULT_CONFIDENCE) -> float:
+    """How much wider a percentile interval over ``n_runs`` runs is made: the expanded
+    percentile interval, ``t(n-1) / z * sqrt(n / (n - 1))``.
+
+    A bootstrap over n runs treats those n as the whole population, so its
+    percentile interval is too narrow when n is small: simulated over normal
+    data, the 95% interval of a mean covers the truth 75% of the time with 3
+    runs, 86% with 6, 90% with 12, 94% with 48; widened by this factor (2.69,
+    1.44, 1.17, 1.04), 95%, 94%, 94%, 95% (Hesterberg, "What teachers should
+    know about the bootstrap", The American Statistician 69(4), 2015: the
+    expanded percentile interval).  1 for a single run (the batches are then
+    the sample, and scipy's BCa interval is used).
+    """
+    n = int(n_runs)
+    if n < 2:
+        return 1.0
+    q = 1 - (1 - confidence) / 2
+    return float(_scipy_stats.t.ppf(q, n - 1) / _scipy_stats.norm.ppf(q) * math.sqrt(n / (n - 1)))
+
+
 def _run_groups(samples: Sequence[Sample]) -> dict[int, list[Any]]:
     """Run labels of each block; every sample of a block must have every label."""
     labels: dict[int, list[Any]] = {}
@@ -367,10 +389,12 @@ def bootstrap(
         boots = boots[np.isfinite(boots)]
         alpha = (1 - confidence) / 2
         lo, hi = (float(q) for q in np.quantile(boots, [alpha, 1 - alpha]))
+        k = small_sample_factor(n_runs, confidence)
+        lo, hi = point - k * (point - lo), point + k * (hi - point)
         over = "rounds" if _by_rounds(samples) else "batches"
         method = (
-            f"two-level percentile bootstrap: runs, then {over} within runs; the mean of "
-            "the per-run figures (numpy)"
+            f"two-level percentile bootstrap: runs, then {over} within runs, widened "
+            f"{k:.2f}x for {n_runs} runs; the mean of the per-run figures (numpy)"
         )
         ses = []
         for r in labels[main]:
@@ -406,4 +430,5 @@ __all__ = [
     "Sample",
     "Statistic",
     "bootstrap",
+    "small_sample_factor",
 ]
