@@ -238,7 +238,8 @@ def _one_level(
 
 def small_sample_factor(n_runs: int, confidence: float = DEFAULT_CONFIDENCE) -> float:
     """How much wider a percentile interval over ``n_runs`` runs is made: the expanded
-    percentile interval, ``t(n-1) / z * sqrt(n / (n - 1))``.
+    percentile interval, ``t(n-1) / z * sqrt(n / (n - 1))``, applied to the
+    interval's distances from the estimate (their logarithms for a positive figure).
 
     A bootstrap over n runs treats those n as the whole population, so its
     percentile interval is too narrow when n is small: simulated over normal
@@ -390,7 +391,11 @@ def bootstrap(
         alpha = (1 - confidence) / 2
         lo, hi = (float(q) for q in np.quantile(boots, [alpha, 1 - alpha]))
         k = small_sample_factor(n_runs, confidence)
-        lo, hi = point - k * (point - lo), point + k * (hi - point)
+        if point > 0 and boots.size and boots.min() > 0:
+            # a positive figure (a time, a ratio) is widened on the log scale: it stays > 0
+            lo, hi = point * (lo / point) ** k, point * (hi / point) ** k
+        else:
+            lo, hi = point - k * (point - lo), point + k * (hi - point)
         over = "rounds" if _by_rounds(samples) else "batches"
         method = (
             f"two-level percentile bootstrap: runs, then {over} within runs, widened "
