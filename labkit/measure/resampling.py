@@ -213,9 +213,11 @@ def _one_level(
     seed: int,
     methods: Sequence[str] = ("BCa", "percentile"),
     paired: bool = False,
+    over: str = "batches",
 ) -> tuple[float, float, float, str]:
     """(low, high, standard error, method) from scipy: over independent samples, or over
-    rounds when ``paired`` (the samples' batches of one round are drawn together)."""
+    rounds when ``paired`` (the samples' batches of one round are drawn together); ``over``
+    names what was drawn in the method."""
     for method in methods:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # degenerate BCa: fall back, never print
@@ -231,7 +233,6 @@ def _one_level(
             )
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if math.isfinite(lo) and math.isfinite(hi):
-            over = "rounds" if paired else "batches"
             return lo, hi, float(res.standard_error), f"{method} bootstrap over {over} (scipy)"
     return float("nan"), float("nan"), float("nan"), "no interval (bootstrap degenerate)"
 
@@ -381,9 +382,8 @@ def bootstrap(
             n_resamples,
             seed,
             paired=_paired(samples),
+            over="rounds" if _by_rounds(samples) else "batches",
         )
-        if _by_rounds(samples):
-            method = method.replace("over batches", "over rounds")
     else:
         rng = np.random.default_rng(seed)
         boots = _two_level(samples, labels, statistic, int(n_resamples), rng)
