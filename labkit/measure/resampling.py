@@ -1,4 +1,4 @@
-"""The resampling engine of :mod:`labkit.measure.stats`: one-level (scipy) and two-level.
+"""The resampling engine of :mod:`labkit.measure.stats`: over batches (scipy) or over runs.
 
 An :class:`Estimate` is what every labkit figure is reported as.  :func:`bootstrap`
 computes one from :class:`Sample` s and a vectorised statistic:
@@ -10,19 +10,30 @@ computes one from :class:`Sample` s and a vectorised statistic:
 * **Several runs**: the figure is the mean over runs of the statistic inside
   each run (every run weighs the same; a ratio is taken inside a run, where
   interleaving cancels that run's own speed, not between the pooled batches
-  of fast and slow runs), and its interval comes from a two-level
-  (hierarchical) bootstrap: resample the runs with replacement, then the
-  batches within each chosen run, compute the statistic inside each chosen
-  run and average; the interval is the percentile one, widened for the few runs
-  it rests on (:func:`small_sample_factor`: with 3 runs the plain percentile
-  interval covers about 75% instead of 95%).
+  of fast and slow runs), and its interval comes from a cluster bootstrap:
+  resample the runs with replacement, each run's batches kept as they were
+  measured, compute the statistic inside each chosen run and average; the
+  interval is the percentile one, widened for the few runs it rests on
+  (:func:`small_sample_factor`: with 3 runs the plain percentile interval
+  covers about 75% instead of 95%).
+
+  **The batches of a run are not drawn again** (Davison & Hinkley, *Bootstrap
+  Methods and their Application*, 1997, section 3.8; Ren et al., "Nonparametric
+  bootstrapping for hierarchical data", J. Appl. Stat. 37(9), 2010): the spread
+  of the per-run figures already holds the noise of the batches inside each
+  run, so drawing batches as well counts that noise twice.  Simulated (runs of
+  24 rounds, the figure the median of a run, 200 seeded tables each), with
+  drawing batches too the 95% interval covered the truth 99.5-100% of the time
+  when runs differ only by their batches' noise, and was 1.4x (48 runs) to 1.8x
+  (3 runs) wider than needed; over runs alone it covered 94-96%.  Only a block
+  of a single run has its batches drawn: they are then all there is.
   This is written with :class:`numpy.random.Generator` rather than scipy:
   ``scipy.stats.bootstrap`` resamples the observations of each sample
   independently, at one level, and has no notion of clusters; a nested
   resample would need randomness inside the statistic, which breaks the
   jackknife BCa relies on and scipy's vectorised calls.  BCa's acceleration
   would need a jackknife over runs, unreliable with three to five runs, so
-  the two-level interval is the percentile one.  Samples of the same
+  the interval over runs is the percentile one.  Samples of the same
   ``block`` (taken from the same table) share the run draw: a slow process
   slows every variant it measured, and interleaving is what lets a ratio
   cancel that; samples of another block (a separately measured F) are drawn
@@ -33,7 +44,8 @@ experiment are interleaved: round k measures every variant once, one right
 after the other.  When the samples of a block carry the same rounds (the
 ``repeat`` of each batch, :attr:`Sample.rounds`), a resample draws rounds, and
 every sample takes its batch of each drawn round (scipy's ``paired=True`` with
-one run; the same draw for every sample with several).  A shared machine
+one run; with several, the same draw for every sample in a block of one run and in
+the within-run spread below).  A shared machine
 changes speed within a run (a VM measured here ran 1.5x slower for half of a
 run): a round is slow for every variant at once, so drawn as a whole it
 leaves a ratio alone, while independent draws would pair one variant's slow
@@ -142,8 +154,8 @@ class Estimate:
 class Sample:
     """The batches of one variant: values, the run each came from, and its round.
 
-    Samples with the same ``block`` share the run draw of the two-level
-    bootstrap (they were measured in the same processes); those whose
+    Samples with the same ``block`` share the run draw of the bootstrap over
+    runs (they were measured in the same processes); those whose
     ``(runs, rounds)`` are the same, in the same order, also share the draw of
     rounds (they were interleaved round by round).  ``rounds`` None: no
     pairing, each sample's batches are drawn on their own.
@@ -286,21 +298,27 @@ def _main_block(labels: dict[int, list[Any]]) -> int:
     return min(labels, key=lambda b: (-len(labels[b]), b))
 
 
-def _two_level(
+def _draws_batches(runs: Sequence[Any]) -> bool:
+    """Whether a resample draws batches inside the runs of a block: only for a block of
+    one run (its batches are then all there is to draw; see the module)."""
+    return len(runs) < 2
+
+
+def _over_runs(
     samples: Sequence[Sample],
     labels: dict[int, list[Any]],
     statistic: Statistic,
     n_resamples: int,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """The mean of the per-run statistic over ``n_resamples`` two-level resamples.
+    """The mean of the per-run statistic over ``n_resamples`` resamples of the runs.
 
     Each resample draws as many runs as the main block has, with replacement
-    (one draw per block: samples of a block share it), then, inside each drawn
-    run, as many batches as the run has, with replacement (one draw for the
-    samples that pair with each other, :meth:`Sample.pairs_with`: their rounds
-    are drawn whole); the statistic is computed inside each drawn run and
-    averaged over them.
+    (one draw per block: samples of a block share it), each drawn run with its
+    batches as measured; in a block of one run, the batches are drawn instead,
+    as many as there are, with replacement (one draw for the samples that pair
+    with each other, :meth:`Sample.pairs_with`: their rounds are drawn whole).
+    The statistic is computed inside each drawn run and averaged over them.
     """
     slots = len(labels[_main_block(labels)])
     draws = {b: rng.integers(0, len(lab), (n_resamples, slots)) for b, lab in labels.items()}
@@ -315,6 +333,10 @@ def _two_level(
             table[k, : g.size] = g
         chosen = draws[s.block]  # (B, slots): which run fills each slot
         n = counts[chosen][:, :, None]  # batches in each chosen run
+        if not _draws_batches(labels[s.block]):
+            vals = table[chosen]  # the chosen runs as they were measured
+            resampled.append(vals)
+            continue
         unit = next((u for first, u in unit_draws if first.pairs_with(s)), None)
         if unit is None:
             unit = rng.random((n_resamples, slots, width))
@@ -386,7 +408,7 @@ def bootstrap(
         )
     else:
         rng = np.random.default_rng(seed)
-        boots = _two_level(samples, labels, statistic, int(n_resamples), rng)
+        boots = _over_runs(samples, labels, statistic, int(n_resamples), rng)
         boots = boots[np.isfinite(boots)]
         alpha = (1 - confidence) / 2
         lo, hi = (float(q) for q in np.quantile(boots, [alpha, 1 - alpha]))
@@ -396,9 +418,8 @@ def bootstrap(
             lo, hi = point * (lo / point) ** k, point * (hi / point) ** k
         else:
             lo, hi = point - k * (point - lo), point + k * (hi - point)
-        over = "rounds" if _by_rounds(samples) else "batches"
         method = (
-            f"two-level percentile bootstrap: runs, then {over} within runs, widened "
+            f"percentile bootstrap over runs (each run's batches kept whole), widened "
             f"{k:.2f}x for {n_runs} runs; the mean of the per-run figures (numpy)"
         )
         ses = []
@@ -410,7 +431,7 @@ def bootstrap(
                     Sample(a, np.zeros(a.size, dtype=np.int64), s.block, _rounds_in(s, r))
                     for a, s in zip(arrays, samples, strict=True)
                 ]
-                inner = _two_level(one, _run_groups(one), statistic, int(n_resamples), rng)
+                inner = _over_runs(one, _run_groups(one), statistic, int(n_resamples), rng)
                 ses.append(float(np.nanstd(inner)))
         se = float(np.median(ses)) if ses else 0.0
     return Estimate(

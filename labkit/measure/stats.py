@@ -13,7 +13,7 @@ The data are the harness's tidy rows (one row per batch, ``ns_per_op``) with
 an optional ``run`` column: one value per independent worker process.  A
 missing ``run`` column, or a single value in it, means one run.  With one run
 the interval is scipy's bootstrap over batches (BCa where it applies); with
-several, a two-level bootstrap over runs and then batches, so that the
+several, a bootstrap over runs (each run's batches kept whole), so that the
 interval includes the spread between processes.  The engine, its seeding rule
 and its defaults are in :mod:`labkit.measure.resampling`.
 """
@@ -45,7 +45,7 @@ ROUND_COLUMN = "repeat"
 
 
 def _median(a: np.ndarray, axis: int = -1) -> np.ndarray:
-    # NaN only pads runs with fewer batches in the two-level resample; np.median is faster
+    # NaN only pads runs with fewer batches in the resample over runs; np.median is faster
     return np.nanmedian(a, axis=axis) if np.isnan(a).any() else np.median(a, axis=axis)
 
 
