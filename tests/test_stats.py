@@ -332,3 +332,35 @@ def test_the_interval_over_runs_counts_the_batch_noise_once():
     # and covered 60 of 60 (99.5-100% in a larger simulation)
     assert 0.8 < float(np.median(rel)) < 1.2
     assert 53 <= covered <= 59
+
+
+def test_many_rounds_over_many_runs_are_analysed_without_a_huge_table():
+    # 48 runs of 600 interleaved rounds (the live A/B's shape): resampling the runs must
+    # not build a resamples x runs x rounds array (2000 x 48 x 600 floats: 460 MB)
+    import tracemalloc
+
+    rng = np.random.default_rng(11)
+    runs, rounds = 48, 600
+    base = 280.0 * (1 + rng.normal(0, 0.03, (runs, rounds)))
+    df = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "variant": v,
+                    "run": np.repeat(np.arange(runs), rounds),
+                    "repeat": np.tile(np.arange(rounds), runs),
+                    "ns_per_op": (base * m).ravel(),
+                }
+            )
+            for v, m in (("iovec", 1.0), ("ubuf", 0.97))
+        ],
+        ignore_index=True,
+    )
+    tracemalloc.start()
+    try:
+        g = stats.gain(df, "iovec", "ubuf", kind="time")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert g.estimate == pytest.approx(0.03) and g.n_runs == runs
+    assert peak < 100e6

@@ -365,3 +365,35 @@ def test_shared_args_block_full():
         sh.args_slot()
     with pytest.raises(ValueError, match="argument block is full"):
         sh.args_slot()
+
+
+def test_live_gain_by_run_gives_each_runs_saving_and_speed():
+    import pandas as pd
+
+    from labkit.experiments import ubuf_import
+
+    rng = np.random.default_rng(7)
+    rows = []
+    # runs 0-2 fast (200 ns, 2% saved), runs 3-5 slow (300 ns, 4% saved)
+    for run, (ns, saved) in enumerate([(200, 0.02)] * 3 + [(300, 0.04)] * 3):
+        for k in range(20):
+            noise = 1 + rng.normal(0, 0.002)
+            rows.append(
+                {"variant": "readv_empty", "run": run, "repeat": k, "ns_per_op": ns * noise}
+            )
+            rows.append(
+                {
+                    "variant": "readv1",
+                    "run": run,
+                    "repeat": k,
+                    "ns_per_op": ns * (1 - saved) * noise,
+                }
+            )
+    df = pd.DataFrame(rows)
+    by_run = ubuf_import.live_gain_by_run(df, "readv(1) vs readv(4K+empty)", kind="time")
+    assert list(by_run["run"]) == list(range(6))
+    assert np.allclose(by_run["gain"], [2, 2, 2, 4, 4, 4], atol=1e-6)
+    assert np.allclose(by_run["iovec_ns"], [200] * 3 + [300] * 3, rtol=0.01)
+    assert (by_run["ci_low"] <= by_run["gain"]).all() and (
+        by_run["gain"] <= by_run["ci_high"]
+    ).all()

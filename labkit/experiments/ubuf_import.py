@@ -160,6 +160,35 @@ def live_gain(df: Any, name: str, *, kind: str, **kw: Any) -> Estimate:
     return stats.gain(df, slow, fast, kind=kind, **kw).affine(100.0, quantity=f"{name} (%)")
 
 
+def live_gain_by_run(df: Any, name: str, *, kind: str, run_col: str = "run") -> Any:
+    """One row per run of ``df``: the run's :func:`live_gain` for :data:`LIVE_PAIRS` ``name``
+    (``gain``, with ``ci_low`` and ``ci_high`` over that run's rounds) and the median time
+    of its IOVEC side (``iovec_ns``, the machine's speed in that run).
+
+    What a reader needs to see whether the gain depends on how fast the machine ran:
+    on a shared VM the same run of calls takes 1.5x longer in some minutes than in others.
+    """
+    import pandas as pd
+
+    from labkit.measure import stats
+
+    slow = LIVE_PAIRS[name][1]
+    rows = []
+    for run, d in df.groupby(run_col, sort=True):
+        one = d.drop(columns=run_col)
+        g = live_gain(one, name, kind=kind)
+        rows.append(
+            {
+                run_col: run,
+                "iovec_ns": stats.median(one, slow).estimate,
+                "gain": g.estimate,
+                "ci_low": g.ci_low,
+                "ci_high": g.ci_high,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def instructions_table(cg: Any) -> Any:
     """:func:`labkit.experiments.callgrind.measure` rows as variant x experiment."""
     return cg.pivot_table(
@@ -172,6 +201,7 @@ __all__ = [
     "Plan",
     "instructions_table",
     "live_gain",
+    "live_gain_by_run",
     "per_run",
     "plan",
     "run_mechanics",
