@@ -322,17 +322,6 @@ def _over_runs(
     """
     slots = len(labels[_main_block(labels)])
     draws = {b: rng.integers(0, len(lab), (n_resamples, slots)) for b, lab in labels.items()}
-    if len(labels) == 1 and not _draws_batches(next(iter(labels.values()))):
-        # one block, its runs kept whole: a run's statistic is the same in every resample,
-        # so it is computed once per run and the draws pick among those (the same draws,
-        # the same interval, without a resamples x runs x batches table)
-        ((block, runs),) = labels.items()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            own = np.array(
-                [float(statistic(*[x.values[x.runs == r] for x in samples], axis=-1)) for r in runs]
-            )
-            return np.nanmean(own[draws[block]], axis=-1)
     resampled = []
     unit_draws: list[tuple[Sample, np.ndarray]] = []  # the batch draw of each pairing group
     for s in samples:
@@ -419,7 +408,14 @@ def bootstrap(
         )
     else:
         rng = np.random.default_rng(seed)
-        boots = _over_runs(samples, labels, statistic, int(n_resamples), rng)
+        if len(labels) == 1:
+            # one block, its runs kept whole: a run's statistic is the same in every
+            # resample, so the draws pick among the per-run figures (the draw _over_runs
+            # would make, without its resamples x runs x batches table)
+            draw = rng.integers(0, n_runs, (int(n_resamples), n_runs))
+            boots = np.nanmean(run_est[draw], axis=-1)
+        else:
+            boots = _over_runs(samples, labels, statistic, int(n_resamples), rng)
         boots = boots[np.isfinite(boots)]
         alpha = (1 - confidence) / 2
         lo, hi = (float(q) for q in np.quantile(boots, [alpha, 1 - alpha]))
