@@ -53,6 +53,15 @@ def test_no_absolute_paths(nb_path):
     assert not found, f"{nb_path.name} holds machine paths: {found}"
 
 
+def test_no_code_assumes_a_clone(nb_path):
+    # labkit reproduce runs the notebooks from an installed wheel too, and with --out
+    # anywhere: paths must come from labkit.config.data_dir(), not from the checkout.
+    nb = nbformat.read(nb_path, as_version=4)
+    for k, cell in enumerate(code_cells(nb)):
+        for call in ("repo_root(", "checkout("):
+            assert call not in cell.source, f"{nb_path.name} code cell {k} calls {call})"
+
+
 def test_parameters_cell_first(nb_path):
     nb = nbformat.read(nb_path, as_version=4)
     first = code_cells(nb)[0]

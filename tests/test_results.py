@@ -47,6 +47,20 @@ def test_default_data_dir_follows_labkit_data(tmp_path, monkeypatch):
     assert len(results.load("exp")) == len(sample_frame())
 
 
+def test_save_all_outside_any_clone(tmp_path, monkeypatch):
+    # A reproduction from an installed wheel (or with --out elsewhere) writes outside the
+    # clone: saving must not assume one (notebook 04 once printed paths relative to it).
+    out = tmp_path / "elsewhere"
+    monkeypatch.setenv("LABKIT_DATA", str(out))
+    monkeypatch.chdir(tmp_path)
+    said = results.save_all(
+        {"exp": sample_frame(), "skipped": None, "exp2": sample_frame()}, env=ENV
+    )
+    assert said == f"saved 2 result files under {out / 'results'}: exp, exp2"
+    assert len(results.runs("exp", out)) == 1 and len(results.runs("exp2", out)) == 1
+    assert not (out / "results" / "skipped").exists()
+
+
 def test_same_second_runs_do_not_overwrite(tmp_path):
     a = results.save("exp", sample_frame(), env=ENV, data_dir=tmp_path, timestamp="T")
     b = results.save("exp", sample_frame(), env=ENV, data_dir=tmp_path, timestamp="T")

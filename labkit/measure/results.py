@@ -174,6 +174,30 @@ def save(
     return csv_path
 
 
+def save_all(
+    frames: dict[str, pd.DataFrame | None],
+    *,
+    env: dict[str, Any] | None = None,
+    data_dir: Path | str | None = None,
+) -> str:
+    """:func:`save` each ``experiment: frame`` (a None frame is skipped, as an experiment
+    that did not run) with one environment record, and say what was written where.
+
+    Returns one line for a reader, e.g. ``"saved 4 result files under
+    /home/me/labkit-results/results: live-syscalls, ..."``: where the results went,
+    whether in a clone, an installed package's output folder or ``$LABKIT_DATA``.
+    """
+    if env is None:
+        from labkit.measure.envinfo import environment
+
+        env = environment()
+    kept = {k: v for k, v in frames.items() if v is not None}
+    for name, frame in kept.items():
+        save(name, frame, env=env, data_dir=data_dir)
+    where = Path(data_dir) if data_dir is not None else config.data_dir()
+    return f"saved {len(kept)} result files under {where / 'results'}: {', '.join(kept)}"
+
+
 class ResultFileError(ValueError):
     """A saved result file that does not hold what :func:`save` writes.
 
@@ -395,4 +419,5 @@ __all__ = [
     "results_dir",
     "runs",
     "save",
+    "save_all",
 ]
