@@ -210,19 +210,19 @@ def submission_experiment(
 
 
 def runs_budget(quick: bool | None = None) -> Budget:
-    """Independent runs of notebook 02's experiments: at least 2 (quick) or 3 (full), more
-    while the verdict is undecided. Quick: up to 3 runs, 10 s and half the time the first
-    runs took. Full: doubling the runs at each look (3, 6, 12) within 30 s per experiment.
-    With 3 or 4 runs an interval is widened 2.7x or 2.5x for the few runs (see
-    :func:`labkit.measure.resampling.small_sample_factor`); the walk-2019 slope, 5.0-5.8 ns
-    a page against a band that ends at 4.39, was left *inconclusive* at 3-4 runs in 4 of 15
-    full reproductions on 2026-12-02 when the old cap of 6 runs and 1.5x the first runs'
+    """Independent runs of notebook 02's experiments: at least 2 (quick) or
+    :data:`~labkit.measure.sequential.FULL_MIN_RUNS` (full), more while the verdict is
+    undecided. Quick: up to 3 runs, 10 s and half the time the first runs took. Full:
+    doubling the runs at each look (6, 12) within 30 s per experiment; the notebook shares
+    its rounds out over the first runs (:meth:`Budget.share`). The walk-2019 slope, 5.0-5.8
+    ns a page against a band that ends at 4.39, was left *inconclusive* at 3-4 runs in 4 of
+    15 full reproductions on 2026-12-02 when an older cap of 6 runs and 1.5x the first runs'
     time stopped it."""
-    from labkit.measure.sequential import DOUBLE, Budget
+    from labkit.measure.sequential import DOUBLE, FULL_MIN_RUNS, Budget
 
     if quick_mode(quick):
         return Budget(2, 3, 10.0)
-    return Budget(3, 12, 30.0, None, step=DOUBLE)
+    return Budget(FULL_MIN_RUNS, 12, 30.0, None, step=DOUBLE)
 
 
 def submission_with_fixed(

@@ -348,13 +348,16 @@ def run_peak(
 
 def live_runs(quick: bool | None = None) -> Budget:
     """Independent runs of the live experiments behind a headline figure: at least 2 (quick)
-    or 3 (full); more while the verdict is undecided: quick, up to 3 runs, 8 s and half the
-    time the first runs took; full, doubling the runs at each look (3, 6, 12, 24, 48) up to
-    48 runs or 60 s: a live effect of a few percent needs tens of runs to be decided on a
-    shared 2-core VM, and a run of an A/B takes about a second."""
-    from labkit.measure.sequential import DOUBLE, Budget
+    or :data:`~labkit.measure.sequential.FULL_MIN_RUNS` (full); more while the verdict is
+    undecided: quick, up to 3 runs, 8 s and half the time the first runs took; full,
+    doubling the runs at each look (6, 12, 24, 48) up to 48 runs or 60 s: a live effect of
+    a few percent needs tens of runs to be decided on a shared 2-core VM, and a run of an
+    A/B takes about a second."""
+    from labkit.measure.sequential import DOUBLE, FULL_MIN_RUNS, Budget
 
-    return Budget(2, 3, 8.0) if quick_mode(quick) else Budget(3, 48, 60.0, None, step=DOUBLE)
+    if quick_mode(quick):
+        return Budget(2, 3, 8.0)
+    return Budget(FULL_MIN_RUNS, 48, 60.0, None, step=DOUBLE)
 
 
 def peak_runs(quick: bool | None = None) -> Budget:
