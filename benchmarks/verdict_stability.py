@@ -85,7 +85,8 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     names, tables = [], []
     for p in cfg.extra:
-        names.append(str(p))
+        name = p.parent.name if p.name == "summary.csv" and p.parent.name else p.stem
+        names.append(name if name not in names else str(p))
         tables.append(pd.read_csv(p))
     cpu = runner.default_cpu()
     load = spin_others(cpu) if cfg.load else []
