@@ -18,34 +18,17 @@ cover the run-to-run spread, which the rule must never allow).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import pandas as pd
+
+from labkit.report.summary import format_interval
 
 __all__ = ["OUTCOMES", "compare", "format_comparison", "counts"]
 
 #: What happened to one quantity's verdict over the reproductions compared.
 OUTCOMES = ("same", "moved", "flipped")
 _KEY = ["result", "quantity"]
-
-
-def _figure(row: pd.Series) -> str:
-    """``estimate [ci_low, ci_high]`` to 4 significant digits, or "-" where there is none."""
-
-    def num(v: object) -> str:
-        try:
-            f = float(v)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            return "-"
-        if math.isnan(f):
-            return "-"
-        return f"{f:,.0f}" if abs(f) >= 1e4 else f"{f:.4g}"
-
-    est = num(row.get("estimate"))
-    if est == "-":
-        return "-"
-    return f"{est} [{num(row.get('ci_low'))}, {num(row.get('ci_high'))}]"
 
 
 def compare(summaries: Sequence[pd.DataFrame], names: Sequence[str] | None = None) -> pd.DataFrame:
@@ -83,7 +66,7 @@ def compare(summaries: Sequence[pd.DataFrame], names: Sequence[str] | None = Non
                 r = t.loc[key]
                 v = str(r["verdict"])
                 n = r.get("n_runs")
-                fig = _figure(r)
+                fig = format_interval(r)
                 if fig != "-" and n is not None and not pd.isna(n):
                     fig += f" ({int(n)} runs)"
             else:

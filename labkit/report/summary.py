@@ -265,7 +265,9 @@ def format_figure(v: Any) -> str:
     return f"{f:.4g}"
 
 
-def _interval(r: Any) -> str:
+def format_interval(r: Any) -> str:
+    """A row's ``estimate [ci_low, ci_high]`` as :func:`format_figure` writes figures; the
+    estimate alone without an interval, "-" without an estimate."""
     est, lo, hi = r.get("estimate"), r.get("ci_low"), r.get("ci_high")
     if est is None or (isinstance(est, float) and math.isnan(est)):
         return "-"
@@ -304,7 +306,7 @@ def _cells(r: Any) -> dict[str, str]:
         "published": fig(r.get("published")),
         "model": fig(r.get("model")),
         "live": fig(r.get("live")),
-        "measured [95% CI]": _interval(r) + (unit if _interval(r) != "-" else ""),
+        "measured [95% CI]": format_interval(r) + (unit if format_interval(r) != "-" else ""),
         "band": _band(r) + (unit if _band(r) != "-" else ""),
         "runs": _runs(r),
         "noise": fig(r.get("noise")),
@@ -460,6 +462,7 @@ __all__ = [
     "atomic_write_text",
     "figures_dir",
     "format_figure",
+    "format_interval",
     "format_summary",
     "judge",
     "out_dir",
