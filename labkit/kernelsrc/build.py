@@ -139,9 +139,9 @@ def _need_tools() -> None:
         )
 
 
-def source_archive(tree: str) -> Path:
+def source_archive(tree: str, root: str | os.PathLike = "/usr/src") -> Path:
     """Debian's ``/usr/src/linux-source-<tree>.tar.xz``, or a clear error naming the package."""
-    path = Path("/usr/src") / f"linux-source-{tree}.tar.xz"
+    path = Path(root) / f"linux-source-{tree}.tar.xz"
     if not path.exists():
         raise KernelSourceError(
             f"kernel source {path} is missing (Debian package linux-source-{tree}): install with\n"
@@ -317,12 +317,12 @@ def build(
         KeyError: an unknown era.
     """
     e = ERAS[era]
-    _need_tools()
     t0 = time.monotonic()
     src = src if src is not None else os.environ.get("LABKIT_KERNEL_SRC") or None
     src_path = Path(src) if src else None
     if src_path is not None and not (src_path / "lib" / "iov_iter.c").exists():
         raise KernelSourceError(f"{src_path} is not a kernel tree (no lib/iov_iter.c)")
+    _need_tools()
     archive = None if src_path else source_archive(e.tree)
     key = _hash(
         _tree_identity(archive, src_path),
