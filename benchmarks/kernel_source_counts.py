@@ -14,7 +14,13 @@ from __future__ import annotations
 import sys
 
 from labkit.config import repo_root
-from labkit.kernelsrc.counts import measure_counts, save_counts, saving
+from labkit.kernelsrc.counts import (
+    FUNCTIONS_EXPERIMENT,
+    measure_breakdowns,
+    measure_counts,
+    save_counts,
+    saving,
+)
 
 
 def main() -> int:
@@ -22,8 +28,13 @@ def main() -> int:
     print(df.to_string(index=False))
     for before, after in (("6.1", "6.1+ubuf"), ("6.1", "6.12"), ("6.1+ubuf", "6.12")):
         print(f"readv(1) saved, {before} -> {after}:", saving(df, before, after).to_dict())
+    fns = measure_breakdowns()
+    for (era, opt, call), g in fns.groupby(["era", "opt", "call"], sort=False):
+        parts = ", ".join(f"{r.function} {r.instructions:g}" for r in g.itertuples())
+        print(f"{era} {opt} {call}: {parts}")
     if "--save" in sys.argv[1:]:
         print("saved", save_counts(df, repo_root() / "data"))
+        print("saved", save_counts(fns, repo_root() / "data", experiment=FUNCTIONS_EXPERIMENT))
     return 0
 
 

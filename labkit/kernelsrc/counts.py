@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -70,25 +71,31 @@ _LINE = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S+)")
 
 def _kernel_ir(out_file: Path, kernel_fns: set[str]) -> int:
     """Self instructions of the kernel object's functions in one callgrind output."""
+    return sum(_by_function(out_file, kernel_fns).values())
+
+
+def _by_function(out_file: Path, kernel_fns: set[str] | None) -> dict[str, int]:
+    """Self instructions per function (only ``kernel_fns`` unless None) in one output."""
     proc = subprocess.run(
-        ["callgrind_annotate", "--inclusive=no", "--threshold=100", str(out_file)],
+        ["callgrind_annotate", "--auto=no", "--inclusive=no", "--threshold=100", str(out_file)],
         capture_output=True,
         text=True,
         check=True,
     )
-    total = 0
+    out: dict[str, int] = {}
     for line in proc.stdout.splitlines():
         m = _LINE.match(line)
-        if not m:
+        if not m or "PROGRAM TOTALS" in line:
             continue
         fn = m.group(2).rsplit(":", 1)[-1]
-        fn = fn.split(" ")[0].split("'")[0]
-        if fn in kernel_fns:
-            total += int(m.group(1).replace(",", ""))
-    return total
+        if kernel_fns is None or fn in kernel_fns:
+            out[fn] = out.get(fn, 0) + int(m.group(1).replace(",", ""))
+    return out
 
 
-def _callgrind(driver: Path, args: list[str], toggles: list[str], kernel_fns: set[str]) -> int:
+def _callgrind(
+    driver: Path, args: list[str], toggles: list[str], kernel_fns: set[str], *, split: bool = False
+) -> Any:
     with tempfile.TemporaryDirectory(prefix="labkit-kcg-") as tmp:
         out = Path(tmp) / "callgrind.out"
         cmd = [
@@ -103,7 +110,7 @@ def _callgrind(driver: Path, args: list[str], toggles: list[str], kernel_fns: se
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise KernelSourceError(f"callgrind failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
-        return _kernel_ir(out, kernel_fns)
+        return _by_function(out, kernel_fns) if split else _kernel_ir(out, kernel_fns)
 
 
 def _per_call(
@@ -157,22 +164,64 @@ def measure_counts(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def save_counts(df: pd.DataFrame, data_dir: str | Path | None = None) -> Path:
-    """Save the counts as a result file with its environment record (labkit.measure.results)."""
+def breakdown(
+    era: str, call: str = "readv(1)", opt: str = "defconfig", *, n1: int = 100, n2: int = 300
+) -> pd.Series:
+    """Instructions per call of each kernel function (self cost, inlined code included)."""
+    label, call_args, toggles = next(c for c in CALLS if c[0] == call)
+    built = build(era)
+    driver, fns = built.driver(opt), _kernel_functions(built.kernel_object(opt))
+    a = _callgrind(driver, [call_args[0], str(n1), *call_args[1:]], toggles, fns, split=True)
+    b = _callgrind(driver, [call_args[0], str(n2), *call_args[1:]], toggles, fns, split=True)
+    per = {fn: (b.get(fn, 0) - a.get(fn, 0)) / (n2 - n1) for fn in set(a) | set(b)}
+    return pd.Series({k: v for k, v in per.items() if v}, name=f"{era} {opt} {label}").sort_values(
+        ascending=False
+    )
+
+
+FUNCTIONS_EXPERIMENT = "kernel-callgrind-functions"
+FUNCTION_COLUMNS = ["era", "opt", "call", "function", "instructions"]
+
+
+def measure_breakdowns(
+    eras: list[str] | None = None,
+    opts: list[str] | None = None,
+    calls: tuple[str, ...] = ("readv(1)", "readv(4K+empty)", "readv(4K+empty+empty)"),
+) -> pd.DataFrame:
+    """:func:`breakdown` of each era, level and call, as a tidy table (FUNCTION_COLUMNS)."""
+    rows = []
+    for era in eras or list(ERAS):
+        for opt in opts or list(OPT_LEVELS):
+            for call in calls:
+                for fn, ir in breakdown(era, call, opt).items():
+                    rows.append(
+                        {"era": era, "opt": opt, "call": call, "function": fn, "instructions": ir}
+                    )
+    return pd.DataFrame(rows, columns=FUNCTION_COLUMNS)
+
+
+def save_counts(
+    df: pd.DataFrame, data_dir: str | Path | None = None, *, experiment: str = EXPERIMENT
+) -> Path:
+    """Save counts (or breakdowns) as a result file with its environment record."""
     from labkit.measure.results import save
 
-    return save(EXPERIMENT, df, data_dir=data_dir)
+    return save(experiment, df, data_dir=data_dir)
 
 
-def kernel_counts(data_dir: str | Path | None = None) -> pd.DataFrame:
-    """The committed counts (``data/results/kernel-callgrind``), newest run per era/opt/call."""
+def kernel_counts(data_dir: str | Path | None = None, *, functions: bool = False) -> pd.DataFrame:
+    """The committed counts (``data/results/kernel-callgrind``), the newest run only.
+
+    ``functions=True``: the per-function breakdowns (``kernel-callgrind-functions``).
+    """
     from labkit.measure.results import load
 
-    df = load(EXPERIMENT, data_dir, required=COLUMNS)
+    exp, cols = (FUNCTIONS_EXPERIMENT, FUNCTION_COLUMNS) if functions else (EXPERIMENT, COLUMNS)
+    df = load(exp, data_dir, required=cols)
     if df.empty:
         return df
-    df = df.sort_values("saved_run")
-    return df.groupby(["era", "opt", "call"], as_index=False, sort=False).last()
+    newest = df["saved_run"].max()
+    return df[df["saved_run"] == newest][cols].reset_index(drop=True)
 
 
 def saving(df: pd.DataFrame, before: str, after: str, call: str = "readv(1)") -> pd.Series:
