@@ -10,8 +10,9 @@ BIN := $(VENV)/bin
 BUILD_INPUTS := pyproject.toml setup.py labkit/_build.py \
 	$(wildcard labkit/csrc/*.h labkit/csrc/*/*.c labkit/csrc/*/*.h labkit/csrc/*/*.cdef)
 # setuptools' note on every editable install ("be careful with folders in your working
-# directory with the same name as your package"): labkit's clone root handles that case
-# (see README, Installing), so the note is silenced here.
+# directory with the same name as your package") is silenced: it is printed whatever the
+# folder, and the one case it is about (Python started in the folder that contains a clone
+# named labkit) is in the README, under Troubleshooting.
 QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q
 
 .PHONY: reproduce test install install-test clean
