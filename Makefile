@@ -1,6 +1,6 @@
 # labkit: the two commands of the README.
-#   make reproduce   install labkit in .venv and run the reproduction
-#   make test        install labkit with its test extra in .venv and run every test
+#   make reproduce   install labkit with its lab extra in .venv and run the reproduction
+#   make test        install labkit with its lab and test extras in .venv and run every test
 # QUICK=1 shrinks sizes and repeats (LABKIT_QUICK=1), as CI does.
 
 PYTHON ?= python3
@@ -22,11 +22,11 @@ $(BIN)/python:
 	$(BIN)/pip install -q --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python $(BUILD_INPUTS)
-	$(QUIET_PIP) -e .
+	$(QUIET_PIP) -e '.[lab]'
 	touch $@
 
 $(VENV)/.installed-test: $(BIN)/python $(BUILD_INPUTS)
-	$(QUIET_PIP) -e '.[test]'
+	$(QUIET_PIP) -e '.[lab,test]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

@@ -205,8 +205,14 @@ def _reproduce_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
+    from labkit._extras import MissingExtraError, require_lab
     from labkit.report import reproduce_cli
 
+    try:
+        require_lab("labkit reproduce")
+    except MissingExtraError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     return reproduce_cli.from_args(args)
 
 

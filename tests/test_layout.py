@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "_ffi": 0,
     "_args": 0,
     "_build": 0,
+    "_extras": 0,
     "config": 0,
     "errors": 0,
     "buildinfo": 0,
