@@ -12,6 +12,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from labkit.errors import CoreLoadError
+
 
 @dataclass(frozen=True)
 class Command:
@@ -323,6 +325,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
+    except CoreLoadError as exc:  # a bad LABKIT_EXT_PATH, or no build: one line
+        print(f"labkit: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # e.g. `labkit info | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "_args": 0,
     "_build": 0,
     "_extras": 0,
+    "budget": 0,
     "config": 0,
     "errors": 0,
     "buildinfo": 0,
