@@ -32,7 +32,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from labkit import config
+from labkit import _files, config
 from labkit.measure.runner import COLUMNS
 
 #: read_csv options that read floats back exactly (pandas 3 does by default).
@@ -80,7 +80,7 @@ def check_writable(experiment: str, data_dir: Path | str | None = None) -> Path:
     env = os.environ.get("LABKIT_DATA") if data_dir is None else None
     where = f"{out} (LABKIT_DATA={env})" if env else str(out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        _files.make_dirs(out, out.parent.parent)  # no planted link below the data dir
         fd, probe = tempfile.mkstemp(prefix=".labkit-write-check.", suffix=".tmp", dir=out)
         os.close(fd)
         os.unlink(probe)
@@ -91,33 +91,17 @@ def check_writable(experiment: str, data_dir: Path | str | None = None) -> Path:
     return out
 
 
-def atomic_write(path: Path | str, write: Callable[[IO[str]], Any]) -> Path:
+def atomic_write(
+    path: Path | str, write: Callable[[IO[str]], Any], *, root: Path | str | None = None
+) -> Path:
     """Create ``path`` with the text ``write(f)`` puts in ``f``, atomically.
 
-    The text goes to a temporary file in the same directory, which is fsynced
-    and then renamed over ``path``; if ``write`` raises (or the process dies)
-    ``path`` is untouched and the temporary file is removed (or, after a
-    crash, left as a hidden ``.*.tmp`` file that no loader reads).
+    :func:`labkit._files.atomic_write` (the one home of safe writes): a new
+    temporary file in the same directory, fsynced, then renamed over ``path``;
+    if ``write`` raises (or the process dies) ``path`` is untouched.  Links
+    below ``root`` (default: ``path``'s folder) and at ``path`` are refused.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    return _files.atomic_write(path, write, root=root)
 
 
 def _stamp(now: _dt.datetime | None = None) -> str:
@@ -166,11 +150,13 @@ def save(
         "columns": list(map(str, df.columns)),
         "env": env,
     }
+    base = out_dir.parent.parent  # the data dir: no link below it is followed
     atomic_write(
         csv_path.with_suffix(".json"),
         lambda f: json.dump(record, f, indent=2, sort_keys=False, default=str),
+        root=base,
     )
-    atomic_write(csv_path, lambda f: df.to_csv(f, index=False))
+    atomic_write(csv_path, lambda f: df.to_csv(f, index=False), root=base)
     return csv_path
 
 
