@@ -366,16 +366,27 @@ class FolderLock:
         self.path = self.folder / name
         self._file: IO[Any] | None = None
 
-    def try_acquire(self) -> bool:
-        """Take the lock if free; False (the lock file untouched) if another process holds it."""
-        with open_dir(self.folder, self.folder, create=True) as dfd:
+    def try_acquire(self, *, create: bool = True) -> bool:
+        """Take the lock if free; False (the lock file untouched) if another process holds it.
+
+        With ``create=False`` a missing lock file is not made: False.
+        """
+        with open_dir(self.folder, self.folder, create=create) as dfd:
             try:
                 fd = os.open(
                     self.path.name,
-                    os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                    os.O_RDWR
+                    | (os.O_CREAT if create else 0)
+                    | os.O_NOFOLLOW
+                    | os.O_CLOEXEC
+                    | os.O_NONBLOCK,
                     0o666,
                     dir_fd=dfd,
                 )
+            except FileNotFoundError:
+                if create:
+                    raise
+                return False
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     raise LinkRefused(self.path) from None
