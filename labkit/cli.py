@@ -231,9 +231,9 @@ def _notebooks_args(parser: argparse.ArgumentParser) -> None:
 
 def _notebooks(args: argparse.Namespace) -> int:
     """Copy the shipped notebooks into a folder of the user's."""
-    import shutil
     from pathlib import Path
 
+    from labkit import _files
     from labkit.report.reproduce import find_notebooks, notebooks_dir
 
     src = notebooks_dir()
@@ -245,7 +245,7 @@ def _notebooks(args: argparse.Namespace) -> int:
     if dest.exists() and not dest.is_dir():
         print(f"labkit notebooks: {dest} exists and is not a directory", file=sys.stderr)
         return 2
-    there = [p.name for p in nbs if (dest / p.name).exists()]
+    there = [p.name for p in nbs if (dest / p.name).exists() or (dest / p.name).is_symlink()]
     if there and not args.force:
         print(
             f"labkit notebooks: {dest} already has {', '.join(there)}; "
@@ -254,9 +254,8 @@ def _notebooks(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        dest.mkdir(parents=True, exist_ok=True)
-        for p in nbs:
-            shutil.copyfile(p, dest / p.name)
+        for p in nbs:  # never through a link planted in DIR
+            _files.atomic_write(dest / p.name, p.read_bytes(), root=dest)
     except OSError as exc:
         print(
             f"labkit notebooks: cannot write {exc.filename or dest}: {exc.strerror}",
