@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 
 import pytest
 
@@ -148,3 +149,83 @@ def test_the_comparison_sees_a_memory_difference():
     kernel = [(1, state, None, b"ab"), (1, state, None, b"a\0")]
     _compare(res, 0, ("import_iovec",), [("zero", 1)], model, kernel)
     assert [(d.step, d.what) for d in res.differences] == [(1, "memory byte 1")]
+
+
+# ---- instruction counts of the real code (committed results; clock-free) --------------------
+
+
+def _committed():
+    from labkit.kernelsrc.counts import kernel_counts
+
+    counts = kernel_counts()
+    if counts.empty:
+        pytest.fail("data/results/kernel-callgrind holds no run")
+    return counts
+
+
+def test_committed_counts_cover_every_era_level_and_call():
+    from labkit.kernelsrc.counts import CALLS
+
+    counts = _committed()
+    calls = {c[0] for c in CALLS} | {"advance/page"}
+    for era in ERAS:
+        for opt in ("defconfig", "O2"):
+            got = set(counts[(counts["era"] == era) & (counts["opt"] == opt)]["call"])
+            assert got == calls, (era, opt)
+    assert (counts["instructions"] > 0).all()
+
+
+def test_committed_counts_order():
+    """An empty iovec costs the IOVEC import something; the UBUF import iterates cheaper."""
+    from labkit.kernelsrc.counts import saving
+
+    c = _committed().set_index(["era", "opt", "call"])["instructions"]
+    for era in ERAS:
+        for opt in ("defconfig", "O2"):
+            assert c[era, opt, "readv(4K+empty+empty)"] > c[era, opt, "readv(4K+empty)"]
+    assert (saving(_committed(), "6.1", "6.1+ubuf") > 0).all()
+
+
+def test_breakdowns_add_up_to_the_counts():
+    from labkit.kernelsrc.counts import kernel_counts
+
+    counts = _committed().set_index(["era", "opt", "call"])["instructions"]
+    fns = kernel_counts(functions=True)
+    sums = fns.groupby(["era", "opt", "call"])["instructions"].sum()
+    for key, total in sums.items():
+        assert total == pytest.approx(counts[key]), key
+
+
+def test_reconciliation_names_the_step_the_model_overcounts():
+    """The model's saving is mostly in iterating; the real code's iteration saves less."""
+    from labkit.kernelsrc.counts import kernel_counts
+    from labkit.kernelsrc.reconcile import MODEL_COLUMNS, MODEL_EXPERIMENT, reconcile
+    from labkit.measure.results import load
+
+    model = load(MODEL_EXPERIMENT, required=MODEL_COLUMNS)
+    model = model[model["saved_run"] == model["saved_run"].max()]
+    table = reconcile(model, kernel_counts(functions=True))
+    assert table.loc["iterate", "model saved"] > 2 * table.loc["iterate", "real saved defconfig"]
+    assert table.loc["iterate", "real saved defconfig"] > 0
+
+
+#: The compiler the committed counts were made with (gcc of Debian 12); another one
+#: compiles lib/iov_iter.c differently, so its counts are not expected to match.
+COUNTED_WITH_GCC = "12.2.0"
+
+
+@needs_oracle
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind: apt-get install -y valgrind")
+def test_a_count_is_reproduced():
+    """Clock-free: counting again gives the committed count, exactly (same compiler)."""
+    from labkit.kernelsrc.counts import measure_counts
+
+    if build("6.12").record["gcc"] != COUNTED_WITH_GCC:
+        pytest.skip(f"the committed counts were made with gcc {COUNTED_WITH_GCC}")
+    counts = _committed()
+    row = counts[
+        (counts["era"] == "6.12") & (counts["opt"] == "O2") & (counts["call"] == "readv(1)")
+    ]
+    again = measure_counts(["6.12"], ["O2"], n1=20, n2=60, calls=["readv(1)"])
+    again = again["instructions"].iloc[0]
+    assert again == row["instructions"].iloc[0]

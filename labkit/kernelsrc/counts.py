@@ -122,7 +122,12 @@ def _per_call(
 
 
 def measure_counts(
-    eras: list[str] | None = None, opts: list[str] | None = None, *, n1: int = 100, n2: int = 300
+    eras: list[str] | None = None,
+    opts: list[str] | None = None,
+    *,
+    n1: int = 100,
+    n2: int = 300,
+    calls: list[str] | None = None,
 ) -> pd.DataFrame:
     """Count the real code's instructions per call (see the module's docstring).
 
@@ -143,11 +148,15 @@ def measure_counts(
             fns = _kernel_functions(built.kernel_object(opt))
             base = {"era": era, "kernelversion": built.record["kernelversion"], "opt": opt}
             for label, call_args, toggles in CALLS:
+                if calls is not None and label not in calls:
+                    continue
                 ir = _per_call(driver, call_args, toggles, fns, n1, n2)
                 rows.append(
                     base
                     | {"call": label, "instructions": ir, "unit": "per call", "n1": n1, "n2": n2}
                 )
+            if calls is not None and "advance/page" not in calls:
+                continue
             p1, p2 = ADVANCE_PAGES
             a = _callgrind(driver, ["advance", "4", str(p1)], ["lko_advance"], fns)
             b = _callgrind(driver, ["advance", "4", str(p2)], ["lko_advance"], fns)
