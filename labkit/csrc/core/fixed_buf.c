@@ -49,8 +49,8 @@
  * large folios: every folio the buffer touches must be mapped (EINVAL if not,
  * the model's stand-in for "these pages are not part of one folio").
  */
-int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len,
-		      unsigned int folio_shift, struct lk_fixed_buf **out)
+int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int folio_shift,
+		      struct lk_fixed_buf **out)
 {
 	struct lk_fixed_buf *b;
 	size_t fsize, fmask, off, size, k, nr;
@@ -140,7 +140,7 @@ static inline unsigned long walk2019_advance(struct lk_iov_iter *i, size_t size)
 		size_t mp_off, mp_len;
 		unsigned int piece_off, piece_len, bytes;
 
-		if (bi_idx >= i->nr_segs)	/* model only: never past the table */
+		if (bi_idx >= i->nr_segs) /* model only: never past the table */
 			break;
 		/* bvec_iter_bvec(): the single-page piece under the cursor */
 		cur = &bv[bi_idx];
@@ -149,7 +149,7 @@ static inline unsigned long walk2019_advance(struct lk_iov_iter *i, size_t size)
 		piece_off = (unsigned int)(mp_off & ~LK_PAGE_MASK);
 		piece_len = (unsigned int)lk_min(mp_len, LK_PAGE_SIZE - piece_off);
 		steps++;
-		if (!piece_len)			/* the kernel would spin here; no table has one */
+		if (!piece_len) /* the kernel would spin here; no table has one */
 			break;
 		/* bvec_iter_advance(bv, &iter, piece_len) */
 		bytes = piece_len;
@@ -190,8 +190,8 @@ static inline int fixed_range_ok(const struct lk_fixed_buf *b, uint64_t buf_addr
 	return len <= LK_MAX_RW_COUNT;
 }
 
-static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t offset,
-			     size_t len, int seek, unsigned int bugs, struct lk_iov_iter *i)
+static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t offset, size_t len,
+			     int seek, unsigned int bugs, struct lk_iov_iter *i)
 {
 	const struct lk_bvec *first = b->bvec;
 	unsigned int shift = b->folio_shift;
@@ -246,7 +246,7 @@ static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t
 	case LK_SEEK_SHIFT:
 		idx = 0;
 		if ((bugs & LK_FIXED_BUG_OFF_BY_ONE_2023) ? offset > first->bv_len
-							   : offset >= first->bv_len) {
+							  : offset >= first->bv_len) {
 			offset -= first->bv_len;
 			idx = 1 + (offset >> shift);
 			offset &= fmask;
@@ -259,7 +259,7 @@ static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t
 			nr_segs = 0;
 		} else {
 			nr_segs = (offset + len + b->bvec[idx].bv_offset + fmask) >> shift;
-			if (nr_segs > b->nr_bvecs - idx)	/* model only */
+			if (nr_segs > b->nr_bvecs - idx) /* model only */
 				nr_segs = b->nr_bvecs - idx;
 		}
 		ret = lk_iter_bvec(i, direction, b->bvec + idx, nr_segs, len);
@@ -273,8 +273,8 @@ static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t
 	return -EINVAL;
 }
 
-int lk_import_fixed(int direction, const struct lk_fixed_buf *b, uint64_t buf_addr,
-		    size_t len, int seek, unsigned int bugs, struct lk_iov_iter *i)
+int lk_import_fixed(int direction, const struct lk_fixed_buf *b, uint64_t buf_addr, size_t len,
+		    int seek, unsigned int bugs, struct lk_iov_iter *i)
 {
 	int ret;
 
@@ -311,9 +311,8 @@ static int fixed_time_args_ok(const struct lk_fixed_buf *b, size_t offset, size_
  * from it into the buffer.  `src == NULL` is a constant at one call site, so
  * the copy folds away there.
  */
-static inline __attribute__((always_inline)) double
-time_fixed(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek, const void *src,
-	   uint64_t iters)
+LK_ALWAYS_INLINE double time_fixed(const struct lk_fixed_buf *b, size_t offset, size_t len,
+				   int seek, const void *src, uint64_t iters)
 {
 	struct lk_iov_iter it;
 	uint64_t k;
@@ -331,15 +330,15 @@ time_fixed(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek, co
 }
 
 /* ns per io_import_fixed() (range check + seek) at byte offset of the buffer. */
-double lk_time_fixed_seek(const struct lk_fixed_buf *b, size_t offset, size_t len,
-			  int seek, uint64_t iters)
+double lk_time_fixed_seek(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek,
+			  uint64_t iters)
 {
 	return time_fixed(b, offset, len, seek, NULL, iters);
 }
 
 /* ns per modelled submission: import (seek) + copy of len bytes from src into the buffer. */
-double lk_time_fixed_submit(const struct lk_fixed_buf *b, size_t offset, size_t len,
-			    int seek, const void *src, uint64_t iters)
+double lk_time_fixed_submit(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek,
+			    const void *src, uint64_t iters)
 {
 	if (src == NULL)
 		return -EINVAL;

@@ -15,12 +15,11 @@
  * these guards never change a result the kernel would give.
  */
 
-#include "iov_extract.h"
 #include "iov_folioq.h"
 
 static inline size_t slot_size(const struct lk_folioq *fq, unsigned int slot)
 {
-	return LK_PAGE_SIZE << fq->orders[slot];	/* folioq_folio_size() */
+	return LK_PAGE_SIZE << fq->orders[slot]; /* folioq_folio_size() */
 }
 
 /* folioq_append(): the folio goes in the next free slot; -ENOSPC when the segment is full. */
@@ -95,7 +94,7 @@ int lk_iter_folio_queue(struct lk_iov_iter *i, int direction, const struct lk_fo
 		return -ERANGE;
 	lk_iter_start(i, direction, LK_ITER_FOLIOQ, count, 0);
 	i->folioq = fq;
-	i->folioq_slot = first_slot;	/* shares nr_segs' storage, as in the kernel */
+	i->folioq_slot = first_slot; /* shares nr_segs' storage, as in the kernel */
 	i->iov_offset = offset;
 	i->seg_first = fq;
 	i->first_slot = (uint8_t)first_slot;
@@ -113,13 +112,13 @@ void lk_folioq_advance(struct lk_iov_iter *i, size_t size)
 		return;
 	if (slot >= LK_FOLIOQ_NR_SLOTS) {
 		if (!fq->next)
-			return;		/* count > 0 here implies a next segment */
+			return; /* count > 0 here implies a next segment */
 		fq = fq->next;
 		slot = 0;
 	}
 	i->count -= size;
 	i->folioq_done += size;
-	size += i->iov_offset;	/* from the start of the current folio */
+	size += i->iov_offset; /* from the start of the current folio */
 	do {
 		size_t fsize = slot_size(fq, slot);
 
@@ -130,7 +129,7 @@ void lk_folioq_advance(struct lk_iov_iter *i, size_t size)
 		slot++;
 		if (slot >= LK_FOLIOQ_NR_SLOTS) {
 			if (!fq->next)
-				break;	/* the end of the queue */
+				break; /* the end of the queue */
 			fq = fq->next;
 			slot = 0;
 		}
@@ -162,7 +161,7 @@ int lk_folioq_revert(struct lk_iov_iter *i, size_t unroll)
 		for (;;) {
 			if (slot == 0) {
 				if (!fq->prev)
-					return -ERANGE;	/* cannot happen within folioq_done */
+					return -ERANGE; /* cannot happen within folioq_done */
 				fq = fq->prev;
 				slot = LK_FOLIOQ_NR_SLOTS;
 			}
@@ -195,7 +194,7 @@ size_t lk_folioq_iterate(struct lk_iov_iter *i, size_t len, void *priv, lk_step_
 
 	if (slot == LK_FOLIOQ_NR_SLOTS) {
 		if (!fq->next)
-			return 0;	/* the queue has not been extended: nothing to walk */
+			return 0; /* the queue has not been extended: nothing to walk */
 		fq = fq->next;
 		slot = 0;
 	}
@@ -204,7 +203,7 @@ size_t lk_folioq_iterate(struct lk_iov_iter *i, size_t len, void *priv, lk_step_
 		size_t fsize, remain = 0;
 
 		if (slot >= LK_FOLIOQ_NR_SLOTS)
-			break;		/* the end of the queue */
+			break; /* the end of the queue */
 		folio = fq->folios[slot];
 		if (!folio)
 			break;
@@ -321,7 +320,7 @@ ssize_t lk_folioq_extract(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsiz
 		fq = fq->next;
 		slot = 0;
 		if (i->iov_offset != 0)
-			return -EIO;	/* the kernel WARNs */
+			return -EIO; /* the kernel WARNs */
 	}
 	offset = i->iov_offset & ~LK_PAGE_MASK;
 	*offset0 = offset;
@@ -349,7 +348,7 @@ ssize_t lk_folioq_extract(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsiz
 			slot++;
 			if (slot == LK_FOLIOQ_NR_SLOTS) {
 				if (!fq->next)
-					break;	/* the end of the queue */
+					break; /* the end of the queue */
 				fq = fq->next;
 				slot = 0;
 			}

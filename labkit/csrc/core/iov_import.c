@@ -22,8 +22,7 @@
  * else into a new allocation.  A length negative as ssize_t is -EINVAL.
  */
 static struct lk_iovec *iovec_from_user(const struct lk_iovec *uvec, unsigned long nr_segs,
-					unsigned int fast_segs, struct lk_iovec *fast_iov,
-					int *err)
+					unsigned int fast_segs, struct lk_iovec *fast_iov, int *err)
 {
 	struct lk_iovec *iov = fast_iov;
 	unsigned long seg;
@@ -61,7 +60,7 @@ int lk_import_ubuf(int direction, uintptr_t buf, size_t len, struct lk_iov_iter 
 
 	if (len > LK_MAX_RW_COUNT)
 		len = LK_MAX_RW_COUNT;
-	if (!lk_access_ok(buf, len))		/* the clamped length, as the kernel */
+	if (!lk_access_ok(buf, len)) /* the clamped length, as the kernel */
 		return -EFAULT;
 	ret = lk_iter_ubuf(i, direction, buf, len);
 	if (!ret)
@@ -94,9 +93,8 @@ int lk_import_single_range(int direction, uintptr_t buf, size_t len, struct lk_i
  * was used; on failure *iovp is NULL and nothing is left allocated.
  */
 ssize_t lk_import_iovec(int direction, const struct lk_iovec *uvec, unsigned long nr_segs,
-			unsigned int fast_segs, struct lk_iovec *fast_iov,
-			struct lk_iovec **iovp, struct lk_iov_iter *i,
-			const struct lk_mm *mm, int era)
+			unsigned int fast_segs, struct lk_iovec *fast_iov, struct lk_iovec **iovp,
+			struct lk_iov_iter *i, const struct lk_mm *mm, int era)
 {
 	size_t total_len = 0;
 	unsigned long seg;

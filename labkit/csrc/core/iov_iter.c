@@ -8,7 +8,7 @@
  * outside the segments.
  *
  * Constructors are O(1) and trust their arguments, as the kernel's do: the
- * Python layer (labkit/iov_iter.py) checks every segment before it calls them.
+ * Python layer (labkit/core/iov_iter.py) checks every segment before it calls them.
  */
 #include <string.h>
 
@@ -17,8 +17,8 @@
 #include "iov_folioq.h"
 #include "iov_xarray.h"
 
-static int iter_setup(struct lk_iov_iter *i, int direction, enum lk_iter_type type,
-		      size_t count, unsigned long nr_segs)
+static int iter_setup(struct lk_iov_iter *i, int direction, enum lk_iter_type type, size_t count,
+		      unsigned long nr_segs)
 {
 	if (!lk_iter_dir_ok(direction))
 		return -EINVAL;
@@ -96,11 +96,11 @@ static void iovec_advance(struct lk_iov_iter *i, size_t size)
 	if (!i->count)
 		return;
 	i->count -= size;
-	size += i->iov_offset;		/* from the start of the current segment */
+	size += i->iov_offset; /* from the start of the current segment */
 	for (; p < end; p++) {
 		if (size < p->iov_len)
 			break;
-		size -= p->iov_len;	/* zero-length segments are stepped over */
+		size -= p->iov_len; /* zero-length segments are stepped over */
 	}
 	i->visited = (unsigned long)(p - i->iov) + (p < end);
 	i->iov_offset = size;
@@ -129,7 +129,7 @@ static void bvec_advance(struct lk_iov_iter *i, size_t size)
 
 void lk_iter_advance(struct lk_iov_iter *i, size_t size)
 {
-	if (i->count < size)
+	if (unlikely(i->count < size))
 		size = i->count;
 	i->visited = 0;
 	switch (lk_iter_kind(i)) {
@@ -167,7 +167,7 @@ static size_t len_before(const struct lk_iov_iter *i, unsigned long k)
 	case LK_ITER_DISCARD:
 	case LK_ITER_XARRAY:
 	case LK_ITER_FOLIOQ:
-		break;		/* no segment array: never called for these */
+		break; /* no segment array: never called for these */
 	}
 	return 0;
 }
@@ -187,7 +187,7 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 	i->visited = 0;
 	if (!unroll)
 		return 0;
-	if (unroll > LK_MAX_RW_COUNT)
+	if (unlikely(unroll > LK_MAX_RW_COUNT)) /* the kernel's WARN_ON() */
 		return -EINVAL;
 	switch (lk_iter_kind(i)) {
 	case LK_ITER_DISCARD:
@@ -212,7 +212,7 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 	case LK_ITER_XARRAY:
-		return -ERANGE;	/* the kernel BUG()s: pages before the start are not pinned */
+		return -ERANGE; /* the kernel BUG()s: pages before the start are not pinned */
 	case LK_ITER_BVEC:
 		before = (unsigned long)(i->bvec - (const struct lk_bvec *)i->seg_first);
 		break;
@@ -222,13 +222,13 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 		break;
 	case LK_ITER_DISCARD:
 	case LK_ITER_FOLIOQ:
-		return -EINVAL;	/* handled above */
+		return -EINVAL; /* handled above */
 	}
 
 	left = unroll - i->iov_offset;
 	for (;;) {
 		if (back == before)
-			return -ERANGE;	/* nothing changed yet */
+			return -ERANGE; /* nothing changed yet */
 		n = len_before(i, ++back);
 		if (left <= n)
 			break;
@@ -236,7 +236,7 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 	}
 	i->count += unroll;
 	i->nr_segs += back;
-	if (lk_iter_kind(i) == LK_ITER_BVEC)	/* only BVEC, IOVEC and KVEC get here */
+	if (lk_iter_kind(i) == LK_ITER_BVEC) /* only BVEC, IOVEC and KVEC get here */
 		i->bvec -= back;
 	else
 		i->iov -= back;
@@ -362,11 +362,11 @@ int lk_iter_npages(const struct lk_iov_iter *i, int maxpages)
 	case LK_ITER_UBUF:
 		npages = div_round_up((i->ubuf + skip) % LK_PAGE_SIZE + size, LK_PAGE_SIZE);
 		return (int)lk_min(npages, (size_t)maxpages);
-	case LK_ITER_XARRAY:	/* the file positions' pages, as for UBUF */
+	case LK_ITER_XARRAY: /* the file positions' pages, as for UBUF */
 		npages = div_round_up(((size_t)i->xarray_start + skip) % LK_PAGE_SIZE + size,
 				      LK_PAGE_SIZE);
 		return (int)lk_min(npages, (size_t)maxpages);
-	case LK_ITER_FOLIOQ:	/* folios are whole pages: the offset in the folio says it all */
+	case LK_ITER_FOLIOQ: /* folios are whole pages: the offset in the folio says it all */
 		npages = div_round_up(skip % LK_PAGE_SIZE + size, LK_PAGE_SIZE);
 		return (int)lk_min(npages, (size_t)maxpages);
 	case LK_ITER_IOVEC:
@@ -412,7 +412,7 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 		return size ? (unsigned long)(i->ubuf + skip) | size : 0;
-	case LK_ITER_XARRAY:	/* whole folios: the file position and the count (even 0) */
+	case LK_ITER_XARRAY: /* whole folios: the file position and the count (even 0) */
 		return (unsigned long)((uint64_t)i->xarray_start + skip) | size;
 	case LK_ITER_FOLIOQ:
 		return (unsigned long)skip | size;
@@ -428,7 +428,7 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 				res |= len;
 				size -= len;
 			}
-			if (!size)	/* the kernel's do { } while (size) */
+			if (!size) /* the kernel's do { } while (size) */
 				break;
 		}
 		return res;
@@ -478,7 +478,7 @@ static inline size_t user_step(const struct lk_iov_iter *i, uintptr_t base, size
 	return remain;
 }
 
-static inline size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
+LK_ALWAYS_INLINE size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
 {
 	size_t hint = SIZE_MAX;
 	size_t remain = user_step(i, i->ubuf + i->iov_offset, 0, len, priv, step, &hint);
@@ -489,8 +489,8 @@ static inline size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *priv,
 	return len;
 }
 
-static inline size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv,
-				   lk_step_f step, bool user)
+LK_ALWAYS_INLINE size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step,
+				      bool user)
 {
 	const struct lk_iovec *p = i->iov, *end = p + i->nr_segs;
 	size_t progress = 0, skip = i->iov_offset, hint = SIZE_MAX;
@@ -498,7 +498,7 @@ static inline size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv
 	while (len && p < end) {
 		size_t part = lk_min(len, p->iov_len - skip);
 
-		if (part) {
+		if (likely(part)) {
 			uintptr_t base = p->iov_base + skip;
 			size_t remain = user ? user_step(i, base, progress, part, priv, step, &hint)
 					     : step((void *)base, progress, part, priv);
@@ -521,7 +521,7 @@ static inline size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv
 }
 
 /* A bvec is moved a page at a time, as the kernel maps one page at a time. */
-static inline size_t iterate_bvec(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
+LK_ALWAYS_INLINE size_t iterate_bvec(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
 {
 	const struct lk_bvec *p = i->bvec, *end = p + i->nr_segs;
 	size_t progress = 0, skip = i->iov_offset;
@@ -549,12 +549,12 @@ static inline size_t iterate_bvec(struct lk_iov_iter *i, size_t len, void *priv,
 	return progress;
 }
 
-static inline size_t iterate_and_advance(struct lk_iov_iter *i, size_t len, void *priv,
-					 lk_step_f step)
+LK_ALWAYS_INLINE size_t iterate_and_advance(struct lk_iov_iter *i, size_t len, void *priv,
+					    lk_step_f step)
 {
-	if (i->count < len)
+	if (unlikely(i->count < len))
 		len = i->count;
-	if (!len)
+	if (unlikely(!len))
 		return 0;
 	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
@@ -599,7 +599,7 @@ static size_t step_zero(void *base, size_t progress, size_t len, void *priv)
 /* Copy into a destination iterator; -EINVAL for a source (the kernel WARNs). */
 ssize_t lk_copy_to_iter(const void *src, size_t bytes, struct lk_iov_iter *i)
 {
-	if (i->data_source)
+	if (unlikely(i->data_source)) /* the kernel's WARN_ON_ONCE() */
 		return -EINVAL;
 	return (ssize_t)iterate_and_advance(i, bytes, (void *)src, step_copy_to);
 }
@@ -607,7 +607,7 @@ ssize_t lk_copy_to_iter(const void *src, size_t bytes, struct lk_iov_iter *i)
 /* Copy out of a source iterator; -EINVAL for a destination (the kernel WARNs). */
 ssize_t lk_copy_from_iter(void *dst, size_t bytes, struct lk_iov_iter *i)
 {
-	if (!i->data_source)
+	if (unlikely(!i->data_source)) /* the kernel's WARN_ON_ONCE() */
 		return -EINVAL;
 	return (ssize_t)iterate_and_advance(i, bytes, dst, step_copy_from);
 }
@@ -633,10 +633,10 @@ unsigned long lk_iter_seg_index(const struct lk_iov_iter *i)
 	case LK_ITER_IOVEC:
 	case LK_ITER_KVEC:
 		return (unsigned long)(i->iov - (const struct lk_iovec *)i->seg_first);
-	case LK_ITER_FOLIOQ:	/* slots from the first one: the folio the position is in */
+	case LK_ITER_FOLIOQ: /* slots from the first one: the folio the position is in */
 		return lk_folioq_seg_index(i);
 	case LK_ITER_UBUF:
-	case LK_ITER_XARRAY:	/* one range: the position is all in iov_offset */
+	case LK_ITER_XARRAY: /* one range: the position is all in iov_offset */
 	case LK_ITER_DISCARD:
 		break;
 	}

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iov_extract.h"
 #include "iov_xarray.h"
 
 static inline uint64_t entry_pages(const struct lk_xa_entry *e)
@@ -34,7 +33,7 @@ void lk_xa_free(struct lk_xarray *xa)
 {
 	if (xa)
 		free(xa->entries);
-	free(xa);	/* free(NULL) does nothing */
+	free(xa); /* free(NULL) does nothing */
 }
 
 /* Index in the table of the first entry whose last page index is >= index. */
@@ -128,15 +127,15 @@ int lk_xa_load(const struct lk_xarray *xa, uint64_t index, uint64_t *first, uint
  * The kernel BUG()s on a bad direction; the model also refuses a range that
  * runs past the largest file position (-EINVAL).  Folios need not be present.
  */
-int lk_iter_xarray(struct lk_iov_iter *i, int direction, const struct lk_xarray *xa,
-		   int64_t start, size_t count)
+int lk_iter_xarray(struct lk_iov_iter *i, int direction, const struct lk_xarray *xa, int64_t start,
+		   size_t count)
 {
 	if (!lk_iter_dir_ok(direction) || !xa || start < 0 ||
 	    count > (uint64_t)LK_MAX_LFS_FILESIZE - (uint64_t)start)
 		return -EINVAL;
 	lk_iter_start(i, direction, LK_ITER_XARRAY, count, 0);
 	i->xarray = xa;
-	i->xarray_start = start;	/* shares nr_segs' storage, as in the kernel */
+	i->xarray_start = start; /* shares nr_segs' storage, as in the kernel */
 	i->xarray_len = count;
 	return 0;
 }
@@ -155,7 +154,7 @@ size_t lk_xarray_iterate(struct lk_iov_iter *i, size_t len, void *priv, lk_step_
 
 	while (e) {
 		size_t fsize = LK_PAGE_SIZE << e->order;
-		size_t offset = (size_t)((start + progress) & (fsize - 1));	/* offset_in_folio() */
+		size_t offset = (size_t)((start + progress) & (fsize - 1)); /* offset_in_folio() */
 		size_t flen = lk_min(fsize - offset, len);
 
 		while (flen) {
@@ -200,7 +199,8 @@ int lk_xarray_current(const struct lk_iov_iter *i, uintptr_t *addr, size_t *len)
  * count and MAX_RW_COUNT by the caller.  When the very first index is a hole
  * the model lists nothing and returns 0; the kernel returns maxsize there if
  * the position is not page-aligned (its nr * PAGE_SIZE - offset wraps), with
- * no page listed.
+ * no page listed.  The caller (lk_iter_extract_pages) advances the iterator
+ * past the bytes listed, so that this file never calls back into iov_iter.c.
  */
 ssize_t lk_xarray_extract(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsize,
 			  unsigned int maxpages, size_t *offset0, unsigned int *nr_pages)
@@ -227,7 +227,5 @@ ssize_t lk_xarray_extract(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsiz
 	*nr_pages = nr;
 	if (!nr)
 		return 0;
-	maxsize = lk_min((size_t)nr * LK_PAGE_SIZE - offset, maxsize);
-	lk_iter_advance(i, maxsize);
-	return (ssize_t)maxsize;
+	return (ssize_t)lk_min((size_t)nr * LK_PAGE_SIZE - offset, maxsize);
 }

@@ -8,7 +8,7 @@
 #include "usermem.h"
 
 _Static_assert(LK_PROT_READ == PROT_READ && LK_PROT_WRITE == PROT_WRITE,
-	       "labkit's protections are mmap's (labkit/memory.py relies on it)");
+	       "labkit's protections are mmap's (labkit/core/memory.py relies on it)");
 
 struct lk_mm *lk_mm_new(void)
 {
@@ -23,7 +23,7 @@ void lk_mm_free(struct lk_mm *mm)
 {
 	if (mm)
 		free(mm->maps);
-	free(mm);	/* free(NULL) does nothing */
+	free(mm); /* free(NULL) does nothing */
 }
 
 /* Index of the first mapping whose end lies above addr (binary search). */
@@ -49,7 +49,7 @@ int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len, unsigned int prot)
 	if (ret)
 		return ret;
 	mm->maps[k] = (struct lk_mapping){ .start = start, .end = start + len, .prot = prot };
-	mm->last = SIZE_MAX;		/* indices moved */
+	mm->last = SIZE_MAX; /* indices moved */
 	return 0;
 }
 
@@ -89,7 +89,7 @@ size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsi
 
 	if (!mm || len == 0)
 		return 0;
-	if (addr + len < addr)		/* wraps: only up to the top counts */
+	if (addr + len < addr) /* wraps: only up to the top counts */
 		len = UINTPTR_MAX - addr;
 	k = hint && *hint != SIZE_MAX ? *hint : mm->last;
 	if (k >= mm->nr_maps || mm->maps[k].start > addr || mm->maps[k].end <= addr)
@@ -107,7 +107,7 @@ size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsi
 	}
 	if (hint)
 		*hint = k;
-	((struct lk_mm *)mm)->last = k;	/* the cache only: see struct lk_mm */
+	((struct lk_mm *)mm)->last = k; /* the cache only: see struct lk_mm */
 	return done;
 }
 

@@ -30,12 +30,12 @@
 
 struct lk_mapping {
 	uintptr_t start;
-	uintptr_t end;		/* exclusive */
-	unsigned int prot;	/* LK_PROT_* */
+	uintptr_t end;	   /* exclusive */
+	unsigned int prot; /* LK_PROT_* */
 };
 
 struct lk_mm {
-	struct lk_mapping *maps;	/* sorted by start, non-overlapping */
+	struct lk_mapping *maps; /* sorted by start, non-overlapping */
 	size_t nr_maps;
 	size_t cap;
 	/*

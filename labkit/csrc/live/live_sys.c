@@ -46,8 +46,8 @@ uint64_t lk_live_now(void)
 }
 
 /* One system call of kind `call` (LK_CALL_*) over `nsegs` segments. */
-static inline __attribute__((always_inline)) ssize_t
-lk_sys_call(int call, int rwf, int fd, const struct iovec *iov, int nsegs, int64_t off)
+LK_ALWAYS_INLINE ssize_t lk_sys_call(int call, int rwf, int fd, const struct iovec *iov, int nsegs,
+				     int64_t off)
 {
 	switch (call) {
 	case LK_CALL_READ:
@@ -67,9 +67,8 @@ lk_sys_call(int call, int rwf, int fd, const struct iovec *iov, int nsegs, int64
  * site (the per-variant loops below), so the switch in lk_sys_call folds
  * away and each loop body is one system call.
  */
-static inline __attribute__((always_inline)) double
-lk_sys_time(int call, int rwf, int variant, int fd, void *buf, size_t len, int64_t off,
-	    uint64_t iters)
+LK_ALWAYS_INLINE double lk_sys_time(int call, int rwf, int variant, int fd, void *buf, size_t len,
+				    int64_t off, uint64_t iters)
 {
 	struct iovec iov[LK_RV_MAX_SEGS] = { { 0 } };
 	uint64_t k;
@@ -90,11 +89,10 @@ lk_sys_time(int call, int rwf, int variant, int fd, void *buf, size_t len, int64
 typedef double lk_sys_loop_fn(int fd, void *buf, size_t len, int64_t off, uint64_t iters);
 
 /* One loop per variant, specialised on its call and flags. */
-#define LK_SYS_LOOP(ID, name, label, call, ring, layout, rwf)                                 \
-	static double lk_sys_loop_##ID(int fd, void *buf, size_t len, int64_t off,            \
-				       uint64_t iters)                                        \
-	{                                                                                     \
-		return lk_sys_time(call, rwf, LK_RV_##ID, fd, buf, len, off, iters);          \
+#define LK_SYS_LOOP(ID, name, label, call, ring, layout, rwf)                                      \
+	static double lk_sys_loop_##ID(int fd, void *buf, size_t len, int64_t off, uint64_t iters) \
+	{                                                                                          \
+		return lk_sys_time(call, rwf, LK_RV_##ID, fd, buf, len, off, iters);               \
 	}
 LK_READ_VARIANTS(LK_SYS_LOOP)
 #undef LK_SYS_LOOP

@@ -92,16 +92,17 @@ struct lk_probe_hdr {
 	struct lk_probe_op ops[64];
 };
 
-#define LK_SETUP_ALLOWED (LK_SETUP_CLAMP | LK_SETUP_SUBMIT_ALL | LK_SETUP_COOP_TASKRUN | \
-			  LK_SETUP_SINGLE_ISSUER | LK_SETUP_DEFER_TASKRUN)
+#define LK_SETUP_ALLOWED                                                                           \
+	(LK_SETUP_CLAMP | LK_SETUP_SUBMIT_ALL | LK_SETUP_COOP_TASKRUN | LK_SETUP_SINGLE_ISSUER |   \
+	 LK_SETUP_DEFER_TASKRUN)
 #define LK_MAX_ENTRIES 32768u
 #define LK_MAX_SCRATCH ((size_t)1 << 30)
 #define LK_MAX_REGBUF ((size_t)1 << 31) /* the kernel's own limit (1 GiB) is checked by it */
 
 struct lk_ring {
 	int fd;
-	int enter_fd;            /* fd, or the registered ring index */
-	unsigned enter_flags;    /* IORING_ENTER_REGISTERED_RING when registered */
+	int enter_fd;	      /* fd, or the registered ring index */
+	unsigned enter_flags; /* IORING_ENTER_REGISTERED_RING when registered */
 	struct io_uring_params p;
 	int ext_arg;
 	int64_t timeout_ns;
@@ -115,9 +116,9 @@ struct lk_ring {
 	unsigned *cq_head, *cq_tail, *cq_mask;
 	struct io_uring_cqe *cqes;
 
-	unsigned sq_tail_local;  /* next SQ tail we publish */
-	unsigned unsubmitted;    /* published, not yet consumed by io_uring_enter */
-	uint64_t inflight;       /* consumed by the kernel, completion not yet reaped */
+	unsigned sq_tail_local; /* next SQ tail we publish */
+	unsigned unsubmitted;	/* published, not yet consumed by io_uring_enter */
+	uint64_t inflight;	/* consumed by the kernel, completion not yet reaped */
 
 	char *scratch;
 	size_t scratch_len;
@@ -422,8 +423,8 @@ struct lk_ring *lk_ring_open(unsigned entries, unsigned flags, size_t scratch_le
 		cq_len = sq_len;
 	}
 	r->sq_map_len = sq_len;
-	r->sq_map = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-			 r->fd, IORING_OFF_SQ_RING);
+	r->sq_map = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+			 IORING_OFF_SQ_RING);
 	if (r->sq_map == MAP_FAILED) {
 		*err = -errno;
 		goto fail;
@@ -440,8 +441,8 @@ struct lk_ring *lk_ring_open(unsigned entries, unsigned flags, size_t scratch_le
 		}
 	}
 	r->sqes_len = r->p.sq_entries * sizeof(struct io_uring_sqe);
-	r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		       r->fd, IORING_OFF_SQES);
+	r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+		       IORING_OFF_SQES);
 	if (r->sqes == MAP_FAILED) {
 		*err = -errno;
 		goto fail;
@@ -692,9 +693,9 @@ int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op)
 }
 
 /* One QD1 round trip: push, submit (and wait, with ext_arg), reap; 0 or -errno. */
-static inline __attribute__((always_inline)) int
-lk_qd1_once(struct lk_ring *r, const struct io_uring_sqe *tmpl, uint32_t len, unsigned min_complete,
-	    unsigned flags, const struct lk_getevents_arg *argp)
+LK_ALWAYS_INLINE int lk_qd1_once(struct lk_ring *r, const struct io_uring_sqe *tmpl, uint32_t len,
+				 unsigned min_complete, unsigned flags,
+				 const struct lk_getevents_arg *argp)
 {
 	int ret, err = 0;
 
@@ -857,18 +858,41 @@ struct lk_ring *lk_ring_open(unsigned entries, unsigned flags, size_t scratch_le
 	return NULL;
 }
 
-void lk_ring_close(struct lk_ring *r) { }
-int lk_ring_get_info(const struct lk_ring *r, struct lk_ring_info *out) { return -ENOSYS; }
-int lk_ring_set_timeout(struct lk_ring *r, int64_t timeout_ns) { return -ENOSYS; }
-int lk_ring_register_buffer(struct lk_ring *r, size_t len, int hugepages) { return -ENOSYS; }
-int lk_ring_register_files(struct lk_ring *r, const int *fds, unsigned n) { return -ENOSYS; }
-int lk_ring_register_ring_fd(struct lk_ring *r) { return -ENOSYS; }
-int lk_ring_fill(struct lk_ring *r, int which, int byte) { return -ENOSYS; }
+void lk_ring_close(struct lk_ring *r)
+{
+}
+int lk_ring_get_info(const struct lk_ring *r, struct lk_ring_info *out)
+{
+	return -ENOSYS;
+}
+int lk_ring_set_timeout(struct lk_ring *r, int64_t timeout_ns)
+{
+	return -ENOSYS;
+}
+int lk_ring_register_buffer(struct lk_ring *r, size_t len, int hugepages)
+{
+	return -ENOSYS;
+}
+int lk_ring_register_files(struct lk_ring *r, const int *fds, unsigned n)
+{
+	return -ENOSYS;
+}
+int lk_ring_register_ring_fd(struct lk_ring *r)
+{
+	return -ENOSYS;
+}
+int lk_ring_fill(struct lk_ring *r, int which, int byte)
+{
+	return -ENOSYS;
+}
 int lk_ring_copy_out(const struct lk_ring *r, int which, size_t off, void *dst, size_t n)
 {
 	return -ENOSYS;
 }
-int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op) { return -ENOSYS; }
+int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op)
+{
+	return -ENOSYS;
+}
 double lk_time_uring_qd1(struct lk_ring *r, const struct lk_uop *op, uint64_t iters)
 {
 	return -ENOSYS;

@@ -6,7 +6,7 @@
 #include <errno.h>
 
 static const struct lk_read_variant lk_rv_table[LK_RV_COUNT] = {
-#define LK_RV_ROW(ID, name, label, call, ring, layout, rwf) \
+#define LK_RV_ROW(ID, name, label, call, ring, layout, rwf)                                        \
 	{ LK_RV_##ID, name, label, call, ring, layout, rwf },
 	LK_READ_VARIANTS(LK_RV_ROW)
 #undef LK_RV_ROW

@@ -57,8 +57,7 @@ double lk_time_memcpy(void *dst, const void *src, size_t n, uint64_t iters)
  * folds away.  Returns what keeps the work alive (bytes copied, or the count
  * left).
  */
-static inline __attribute__((always_inline)) size_t
-iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n)
+LK_ALWAYS_INLINE size_t iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n)
 {
 	struct lk_iov_iter it = *proto;
 
@@ -73,8 +72,8 @@ iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n)
 	}
 }
 
-static inline __attribute__((always_inline)) double
-time_iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n, uint64_t iters)
+LK_ALWAYS_INLINE double time_iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n,
+				     uint64_t iters)
 {
 	uint64_t k;
 	size_t sum = 0;
@@ -93,8 +92,7 @@ double lk_time_copy_to_iter(const struct lk_iov_iter *proto, const void *src, si
 	return time_iter_op(LK_OP_COPY_TO, proto, (void *)src, n, iters);
 }
 
-double lk_time_copy_from_iter(const struct lk_iov_iter *proto, void *dst, size_t n,
-			      uint64_t iters)
+double lk_time_copy_from_iter(const struct lk_iov_iter *proto, void *dst, size_t n, uint64_t iters)
 {
 	return time_iter_op(LK_OP_COPY_FROM, proto, dst, n, iters);
 }

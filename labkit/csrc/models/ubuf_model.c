@@ -21,8 +21,6 @@
 #include "lk_timed_loop.h"
 #include "ubuf_model.h"
 
-#define LK_ALWAYS_INLINE static inline __attribute__((always_inline))
-
 /* Check the arguments; *vectored says whether the variant imports an iovec array. */
 static int check_args(const struct lk_ubuf_args *a, bool uring, bool *vectored)
 {
@@ -124,7 +122,7 @@ LK_ALWAYS_INLINE ssize_t do_op(const struct lk_ubuf_args *a, struct lk_iov_iter 
 		case LK_ITER_DISCARD:
 		case LK_ITER_XARRAY:
 		case LK_ITER_FOLIOQ:
-			break;	/* imports build only UBUF and IOVEC */
+			break; /* imports build only UBUF and IOVEC */
 		}
 		w->seg_steps += lk_iter_seg_index(it) - before;
 		if (done > 0)
@@ -170,7 +168,7 @@ LK_ALWAYS_INLINE struct lk_async_rw *save_async(struct lk_iov_iter *it, struct l
 	if (!as)
 		return NULL;
 	memcpy(&as->iter, it, sizeof(*it));
-	as->free_iovec = *iovp;		/* an allocated array moves with the request */
+	as->free_iovec = *iovp; /* an allocated array moves with the request */
 	*iovp = NULL;
 	as->bytes_done = 0;
 	if (w) {
@@ -198,7 +196,7 @@ LK_ALWAYS_INLINE ssize_t uring_one(const struct lk_ubuf_args *a, bool vectored, 
 	struct lk_iov_iter it, *cur = &it;
 	struct lk_async_rw *as = NULL;
 	bool deferred = a->defer_every && n % a->defer_every == a->defer_every - 1;
-	bool is_read = false;		/* the request is (now) a READ: addr/len describe it */
+	bool is_read = false; /* the request is (now) a READ: addr/len describe it */
 	uintptr_t addr = a->buf;
 	size_t len = a->len;
 	ssize_t ret;
@@ -218,7 +216,7 @@ LK_ALWAYS_INLINE ssize_t uring_one(const struct lk_ubuf_args *a, bool vectored, 
 			addr = it.iov->iov_base;
 			len = it.iov->iov_len;
 			lk_iter_ubuf(&it, LK_ITER_DEST, addr, len);
-			it.mm = a->mm;		/* checked by the import */
+			it.mm = a->mm; /* checked by the import */
 			is_read = true;
 			if (w)
 				w->rewritten++;
@@ -296,8 +294,7 @@ LK_ALWAYS_INLINE double time_model(const struct lk_ubuf_args *a, bool uring, uin
 	if (r < 0)
 		return (double)r;
 	LK_TIMED_LOOP(ns, lk_clock_ns, iters, k, r = model_one(a, uring, vectored, k, NULL);
-		      if (r < 0) return (double)r;
-		      sum += (size_t)r;);
+		      if (r < 0) return (double)r; sum += (size_t)r;);
 	LK_KEEP(sum);
 	return ns;
 }
