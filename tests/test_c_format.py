@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -43,3 +44,22 @@ def test_the_format_check_can_fail(tmp_path):
         [tool, "--dry-run", "--Werror", "--style=file", str(bad)], cwd=tmp_path, capture_output=True
     )
     assert proc.returncode != 0
+
+
+def _cdef_functions() -> list[str]:
+    csrc = ROOT / "labkit" / "csrc"
+    names = []
+    for cdef in sorted(csrc.rglob("*.cdef")):
+        text = re.sub(r"/\*.*?\*/|//[^\n]*", "", cdef.read_text(), flags=re.S)
+        names += re.findall(r"\b(lk_\w+)\s*\(", text)
+    return names
+
+
+def test_every_c_entry_point_has_a_kernel_doc_comment():
+    """Each function Python calls (every .cdef) has a kernel-doc comment ("/**", then
+    " * name - summary", its @parameters and Return:) in the C core or in _build.py."""
+    text = "\n".join(p.read_text() for p in [*SOURCES, ROOT / "labkit" / "_build.py"])
+    names = _cdef_functions()
+    assert len(names) > 50
+    missing = [n for n in names if not re.search(rf"/\*\*\n \* {n} - \S", text)]
+    assert not missing, missing

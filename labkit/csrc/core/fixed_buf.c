@@ -42,12 +42,21 @@
 
 /* ---- registration --------------------------------------------------------- */
 
-/*
+/**
+ * lk_fixed_register - register a buffer for io_uring's fixed reads
+ * @mm: the modelled address space (the UserMemory's table)
+ * @addr: the user address of the buffer
+ * @len: its length
+ * @folio_shift: 12 for pages, more for large folios
+ * @out: receives the new buffer
+ *
  * As io_buffer_validate() + io_sqe_buffer_register(): an empty buffer or one
  * above 1 GiB is EFAULT, a wrapping one EOVERFLOW, an unmapped or read-only
  * range EFAULT (pinning the pages, FOLL_WRITE, fails).  folio_shift > 12 stands for memory made of
  * large folios: every folio the buffer touches must be mapped (EINVAL if not,
  * the model's stand-in for "these pages are not part of one folio").
+ *
+ * Return: 0, or -EFAULT, -EOVERFLOW, -EINVAL or -ENOMEM.
  */
 int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int folio_shift,
 		      struct lk_fixed_buf **out)
@@ -107,6 +116,10 @@ int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len, unsign
 	return 0;
 }
 
+/**
+ * lk_fixed_unregister - free a buffer made by lk_fixed_register()
+ * @b: the buffer (NULL is allowed)
+ */
 void lk_fixed_unregister(struct lk_fixed_buf *b)
 {
 	if (!b)
@@ -273,6 +286,20 @@ static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t
 	return -EINVAL;
 }
 
+/**
+ * lk_import_fixed - point an iterator at part of a registered buffer, as
+ * io_import_fixed()
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @b: the registered buffer
+ * @buf_addr: the user address of the first byte to read into
+ * @len: bytes
+ * @seek: how to seek there: LK_SEEK_WALK_2019, _WALK, _SHIFT_2019 or _SHIFT
+ * @bugs: LK_FIXED_BUG_* switches of historical bugs (0: none)
+ * @i: the iterator to set up
+ *
+ * Return: 0, or -EFAULT for a range outside the buffer, -EINVAL for a bad direction or
+ * seek.
+ */
 int lk_import_fixed(int direction, const struct lk_fixed_buf *b, uint64_t buf_addr, size_t len,
 		    int seek, unsigned int bugs, struct lk_iov_iter *i)
 {
@@ -329,14 +356,37 @@ LK_ALWAYS_INLINE double time_fixed(const struct lk_fixed_buf *b, size_t offset, 
 	return ns;
 }
 
-/* ns per io_import_fixed() (range check + seek) at byte offset of the buffer. */
+/**
+ * lk_time_fixed_seek - time io_import_fixed() at one offset
+ * @b: the registered buffer
+ * @offset: byte offset in the buffer
+ * @len: bytes of the read
+ * @seek: the LK_SEEK_* way to seek
+ * @iters: imports in the batch
+ *
+ * ns per io_import_fixed() (range check + seek) at byte offset of the buffer.
+ *
+ * Return: nanoseconds per import, or -EINVAL, -EFAULT or -ETIMEDOUT.
+ */
 double lk_time_fixed_seek(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek,
 			  uint64_t iters)
 {
 	return time_fixed(b, offset, len, seek, NULL, iters);
 }
 
-/* ns per modelled submission: import (seek) + copy of len bytes from src into the buffer. */
+/**
+ * lk_time_fixed_submit - time a modelled fixed-buffer submission
+ * @b: the registered buffer
+ * @offset: byte offset in the buffer
+ * @len: bytes copied per submission
+ * @seek: the LK_SEEK_* way to seek
+ * @src: @len bytes to copy
+ * @iters: submissions in the batch
+ *
+ * ns per modelled submission: import (seek) + copy of len bytes from src into the buffer.
+ *
+ * Return: nanoseconds per submission, or -EINVAL, -EFAULT or -ETIMEDOUT.
+ */
 double lk_time_fixed_submit(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek,
 			    const void *src, uint64_t iters)
 {

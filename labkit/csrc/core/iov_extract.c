@@ -163,6 +163,19 @@ static ssize_t extract_bvec_pages(struct lk_iov_iter *i, uintptr_t *pages, size_
 	return (ssize_t)size;
 }
 
+/**
+ * lk_iter_extract_pages - list the pages under the next bytes, as
+ * iov_iter_extract_pages()
+ * @i: the iterator
+ * @pages: receives page addresses (@maxpages entries)
+ * @maxsize: the most bytes to list
+ * @maxpages: the most pages to list
+ * @offset0: receives the offset of the first byte in pages[0]
+ * @nr_pages: receives the entries filled
+ *
+ * Return: the bytes listed (the iterator moved past them), or -EFAULT, -ENOMEM or -EIO
+ * as described above.
+ */
 ssize_t lk_iter_extract_pages(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsize,
 			      unsigned int maxpages, size_t *offset0, unsigned int *nr_pages)
 {

@@ -20,6 +20,12 @@
 
 static int lk_live_clock = LK_LIVE_CLOCK_WALL;
 
+/**
+ * lk_live_set_clock - choose the clock the live loops read
+ * @which: LK_LIVE_CLOCK_WALL or LK_LIVE_CLOCK_THREAD_CPU
+ *
+ * Return: the previous clock, or -EINVAL.
+ */
 int lk_live_set_clock(int which)
 {
 	int old = lk_live_clock;
@@ -30,11 +36,21 @@ int lk_live_set_clock(int which)
 	return old;
 }
 
+/**
+ * lk_live_get_clock - the clock the live loops read
+ *
+ * Return: LK_LIVE_CLOCK_WALL or LK_LIVE_CLOCK_THREAD_CPU.
+ */
 int lk_live_get_clock(void)
 {
 	return lk_live_clock;
 }
 
+/**
+ * lk_live_now - read the live loops' clock
+ *
+ * Return: nanoseconds on the chosen clock.
+ */
 uint64_t lk_live_now(void)
 {
 	struct timespec ts;
@@ -103,6 +119,18 @@ static lk_sys_loop_fn *const lk_sys_loops[LK_RV_COUNT] = {
 #undef LK_SYS_LOOP_PTR
 };
 
+/**
+ * lk_time_syscall - time a read variant's system call on a descriptor
+ * @variant: a read variant with a system call (LK_RV_*)
+ * @fd: the descriptor
+ * @buf: the buffer (at least @len bytes)
+ * @len: bytes per call
+ * @off: file offset, or -1 for the file position
+ * @iters: calls in the batch
+ *
+ * Return: nanoseconds per call (clock: lk_live_set_clock()), or -EINVAL, -ETIMEDOUT or
+ * the call's -errno.
+ */
 double lk_time_syscall(int variant, int fd, void *buf, size_t len, int64_t off, uint64_t iters)
 {
 	const struct lk_read_variant *v = lk_read_variant(variant);
@@ -112,6 +140,16 @@ double lk_time_syscall(int variant, int fd, void *buf, size_t len, int64_t off, 
 	return lk_sys_loops[variant](fd, buf, len, off, iters);
 }
 
+/**
+ * lk_sys_read_once - one untimed call of a read variant, for correctness checks
+ * @variant: a read variant with a system call (LK_RV_*)
+ * @fd: the descriptor
+ * @buf: the buffer (at least @len bytes)
+ * @len: bytes asked for
+ * @off: file offset, or -1 for the file position
+ *
+ * Return: the bytes transferred, or -errno.
+ */
 int64_t lk_sys_read_once(int variant, int fd, void *buf, size_t len, int64_t off)
 {
 	const struct lk_read_variant *v = lk_read_variant(variant);

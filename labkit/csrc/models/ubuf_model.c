@@ -324,31 +324,71 @@ LK_ALWAYS_INLINE int count_model(const struct lk_ubuf_args *a, bool uring, uint6
 	return 0;
 }
 
+/**
+ * lk_time_ubuf_syscall - time the modelled read/readv calls of R2
+ * @a: the modelled call (variant, era, operation, buffers)
+ * @iters: calls in the batch
+ *
+ * Return: nanoseconds per call, or -errno (-EFAULT, -EINVAL, -ENOMEM, -ETIMEDOUT).
+ */
 double lk_time_ubuf_syscall(const struct lk_ubuf_args *a, uint64_t iters)
 {
 	return time_model(a, false, iters);
 }
 
+/**
+ * lk_ubuf_syscall_work - count the work of modelled read/readv calls (untimed)
+ * @a: the modelled call
+ * @calls: how many calls
+ * @w: receives the work, summed over the calls
+ *
+ * Return: 0 or -errno.
+ */
 int lk_ubuf_syscall_work(const struct lk_ubuf_args *a, uint64_t calls, struct lk_ubuf_work *w)
 {
 	return count_model(a, false, calls, w);
 }
 
+/**
+ * lk_time_ubuf_uring - time the modelled io_uring requests of R3
+ * @a: the modelled request (variant, rewrite, deferral)
+ * @iters: requests in the batch
+ *
+ * Return: nanoseconds per request, or -errno (-EFAULT, -EINVAL, -ENOMEM, -ETIMEDOUT).
+ */
 double lk_time_ubuf_uring(const struct lk_ubuf_args *a, uint64_t iters)
 {
 	return time_model(a, true, iters);
 }
 
+/**
+ * lk_ubuf_uring_work - count the work of modelled io_uring requests (untimed)
+ * @a: the modelled request
+ * @calls: how many requests
+ * @w: receives the work, summed over the requests
+ *
+ * Return: 0 or -errno.
+ */
 int lk_ubuf_uring_work(const struct lk_ubuf_args *a, uint64_t calls, struct lk_ubuf_work *w)
 {
 	return count_model(a, true, calls, w);
 }
 
+/**
+ * lk_ubuf_async_size - the size of the modelled io_uring async state
+ *
+ * Return: sizeof(struct lk_async_rw).
+ */
 size_t lk_ubuf_async_size(void)
 {
 	return sizeof(struct lk_async_rw);
 }
 
+/**
+ * lk_ubuf_iter_size - the size of the modelled iterator
+ *
+ * Return: sizeof(struct lk_iov_iter).
+ */
 size_t lk_ubuf_iter_size(void)
 {
 	return sizeof(struct lk_iov_iter);
