@@ -15,7 +15,7 @@ BUILD_INPUTS := pyproject.toml setup.py labkit/_build.py \
 # named labkit) is in the README, under Troubleshooting.
 QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q
 
-.PHONY: reproduce test install install-test clean
+.PHONY: reproduce test install install-test clean gallery
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ install-test: $(VENV)/.installed-test
 
 reproduce: install
 	$(BIN)/labkit reproduce $(if $(QUICK),--quick,)
+
+# copy the bundle of the last full reproduction (reproduction/full/bundle) into data/gallery/
+gallery: install
+	$(BIN)/python -c "from labkit.report import bundle; print(bundle.add_to_gallery('reproduction/full/bundle'))"
 
 test: install-test
 	$(BIN)/python -m pytest

@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "_args": 0,
     "_build": 0,
     "_extras": 0,
+    "_files": 0,
     "budget": 0,
     "config": 0,
     "errors": 0,
@@ -66,7 +67,10 @@ ALLOWED_SIDEWAYS: dict[tuple[str, str], str] = {
 
 #: Modules still over MAX_LINES (each must really be over it, so the list cannot go stale).
 MAX_LINES = 500
-OVER_LIMIT: set[str] = set()
+OVER_LIMIT: set[str] = {  # grew past the limit on the reliability branch; its owner splits them
+    "labkit/measure/workers.py",
+    "labkit/report/reproduce.py",
+}
 
 #: Notebooks ruff checks: all of them.
 NOTEBOOKS_LINTED = sorted((ROOT / "notebooks").glob("*.ipynb"))

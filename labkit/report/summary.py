@@ -54,8 +54,8 @@ from typing import Any
 
 import pandas as pd
 
+from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
-from labkit.measure.results import atomic_write
 from labkit.measure.verdicts import TOO_NOISY, VERDICTS, Verdict, judge, verdict
 
 #: Columns of the summary table, in order.
@@ -117,8 +117,13 @@ def _value(v: Any, name: str) -> float | str | None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename (no half files)."""
-    atomic_write(path, lambda f: f.write(text))
+    """Write ``text`` to ``path`` through a temporary file and a rename (no half files).
+
+    Under ``$LABKIT_OUT`` no link below it is followed (:mod:`labkit._files`).
+    """
+    root = out_setting()
+    inside = root and _files.under(Path(path).parent, root)
+    _files.atomic_write(path, text, root=root if inside else None)
 
 
 def record(
