@@ -64,7 +64,7 @@ import numpy as np
 from labkit._args import SIZE_MAX, address_arg, int_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.iov_iter import IovIter, direction_arg
-from labkit.core.memory import Mapping, UserMemory
+from labkit.core.memory import UserMapping, UserMemory
 
 SEEKS: dict[str, int] = {
     "walk-2019": lib.LK_SEEK_WALK_2019,
@@ -112,7 +112,7 @@ class RegisteredBuffer:
         folio_shift: log2 of the size of each (non-first, non-last) bvec.
     """
 
-    def __init__(self, c_buf: Any, mem: UserMemory, mappings: list[Mapping]) -> None:
+    def __init__(self, c_buf: Any, mem: UserMemory, mappings: list[UserMapping]) -> None:
         """Wrap a C ``struct lk_fixed_buf`` (internal: use :func:`register_buffer`)."""
         self._buf = c_buf
         self._mem = mem

@@ -77,7 +77,7 @@ def check_writable(experiment: str, data_dir: Path | str | None = None) -> Path:
             directory (and ``LABKIT_DATA`` when the directory comes from it).
     """
     out = results_dir(experiment, data_dir)
-    env = os.environ.get("LABKIT_DATA") if data_dir is None else None
+    env = config.data_dir_setting() if data_dir is None else None
     where = f"{out} (LABKIT_DATA={env})" if env else str(out)
     try:
         _files.make_dirs(out, out.parent.parent)  # no planted link below the data dir

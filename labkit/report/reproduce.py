@@ -165,8 +165,7 @@ class Reproduction:
 def notebooks_dir() -> Path:
     """Where the notebooks are: ``$LABKIT_NOTEBOOKS``, else the clone's ``notebooks/``, else
     the copy an installed labkit carries."""
-    env = os.environ.get("LABKIT_NOTEBOOKS")
-    return Path(env) if env else config.resource("notebooks")
+    return config.notebooks_setting() or config.resource("notebooks")
 
 
 def default_out(quick: bool) -> Path:
