@@ -46,6 +46,10 @@ def run_summary(rep: Reproduction) -> pd.DataFrame:
             origin[r.name] = f"carried over (up to date, run of {when} UTC)"
     df = df[df["notebook"].isin(list(origin))].copy()
     df["origin"] = [origin[n] for n in df["notebook"]]
+    df["reason"] = [  # said where a reader sees it too: in the reason
+        why if where == THIS_RUN else f"[{where}] {why if isinstance(why, str) else ''}"
+        for where, why in zip(df["origin"], df["reason"], strict=True)
+    ]
     failures = [
         {
             "result": Path(r.name).stem,
