@@ -27,9 +27,10 @@ PACKAGE = ROOT / "labkit"
 #: own group, from a lower layer, or sideways only as ALLOWED_SIDEWAYS says (the
 #: modules of layer 0 are one group).  The compiled module labkit._labkit is not counted.
 LAYERS: dict[str, int] = {
-    # 0: the C module's loader, argument checks, run-wide settings, exceptions
+    # 0: the C module's loader, argument checks, safe file writes, run-wide settings, exceptions
     "_ffi": 0,
     "_args": 0,
+    "_files": 0,
     "_build": 0,
     "_extras": 0,
     "_files": 0,
