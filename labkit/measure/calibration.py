@@ -122,7 +122,8 @@ def proxy_corrected(
     * ``"bias_ns"``: proxy2 - proxy, the cost of one more empty iovec;
     * ``"saved_ns_raw"``: proxy - ubuf; ``"saved_ns"``: proxy - ubuf - (proxy2 - proxy);
     * ``"saved_share_raw"`` / ``"saved_share"`` (percent): 1 - ubuf / proxy, and
-      1 - ubuf / (proxy - (proxy2 - proxy)).
+      1 - ubuf / (proxy - (proxy2 - proxy));
+    * ``"ratio_raw"`` / ``"ratio"``: proxy / ubuf, and (proxy - (proxy2 - proxy)) / ubuf.
 
     Raises:
         KeyError: if a variant has no rows.
@@ -148,6 +149,8 @@ def proxy_corrected(
             100 * (1 - u.values / before),
             f"time saved, 100 (1 - {b} / ({a} - ({c} - {a}))) (bias removed)",
         ),
+        "ratio_raw": one(p.values / u.values, f"median over rounds of {a} / {b}"),
+        "ratio": one(before / u.values, f"({a} - ({c} - {a})) / {b} (bias removed)"),
     }
 
 
