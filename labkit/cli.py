@@ -12,6 +12,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from labkit.errors import CoreLoadError
+
 
 @dataclass(frozen=True)
 class Command:
@@ -205,8 +207,14 @@ def _reproduce_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
+    from labkit._extras import MissingExtraError, require_lab
     from labkit.report import reproduce_cli
 
+    try:
+        require_lab("labkit reproduce")
+    except MissingExtraError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     return reproduce_cli.from_args(args)
 
 
@@ -223,9 +231,9 @@ def _notebooks_args(parser: argparse.ArgumentParser) -> None:
 
 def _notebooks(args: argparse.Namespace) -> int:
     """Copy the shipped notebooks into a folder of the user's."""
-    import shutil
     from pathlib import Path
 
+    from labkit import _files
     from labkit.report.reproduce import find_notebooks, notebooks_dir
 
     src = notebooks_dir()
@@ -237,7 +245,7 @@ def _notebooks(args: argparse.Namespace) -> int:
     if dest.exists() and not dest.is_dir():
         print(f"labkit notebooks: {dest} exists and is not a directory", file=sys.stderr)
         return 2
-    there = [p.name for p in nbs if (dest / p.name).exists()]
+    there = [p.name for p in nbs if (dest / p.name).exists() or (dest / p.name).is_symlink()]
     if there and not args.force:
         print(
             f"labkit notebooks: {dest} already has {', '.join(there)}; "
@@ -246,9 +254,8 @@ def _notebooks(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        dest.mkdir(parents=True, exist_ok=True)
-        for p in nbs:
-            shutil.copyfile(p, dest / p.name)
+        for p in nbs:  # never through a link planted in DIR
+            _files.atomic_write(dest / p.name, p.read_bytes(), root=dest)
     except OSError as exc:
         print(
             f"labkit notebooks: cannot write {exc.filename or dest}: {exc.strerror}",
@@ -355,6 +362,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
+    except CoreLoadError as exc:  # a bad LABKIT_EXT_PATH, or no build: one line
+        print(f"labkit: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # e.g. `labkit info | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
