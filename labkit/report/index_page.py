@@ -112,6 +112,13 @@ def _header(rep: Any) -> str:
             f"Last run on {esc(checked)} ({esc(format_seconds(rep.seconds))}): "
             f"{len(ran)} notebook(s) ran."
         )
+    from labkit.report.scope import fingerprint  # where the verdicts hold (issue 23)
+
+    parts.append(
+        f"Every verdict holds for this host, {esc(fingerprint())}, in one session "
+        "(<code>labkit reproduce --sessions N</code> pools several; <code>labkit compare</code>"
+        " sets hosts side by side)."
+    )
     bad = [r for r in rep.runs if r.status in ("failed", "output error", "interrupted")]
     if bad:
         parts.append(f"<strong>{len(bad)} notebook(s) did not complete: see below.</strong>")
