@@ -221,6 +221,19 @@ def _reproduce(args: argparse.Namespace) -> int:
     return reproduce_cli.from_args(args)
 
 
+def _kernel_args(parser: argparse.ArgumentParser) -> None:
+    from labkit.kernelsrc.cli import add_arguments
+
+    add_arguments(parser)
+
+
+def _kernel(args: argparse.Namespace) -> int:
+    """Build or run the kernel-source oracle (labkit.kernelsrc)."""
+    from labkit.kernelsrc.cli import run
+
+    return run(args)
+
+
 def _notebooks_args(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Copy the notebooks labkit ships (00 index to 04 live kernel) into DIR, where "
@@ -324,6 +337,12 @@ COMMANDS: list[Command] = [
         "copy the notebooks into a folder to open them in JupyterLab",
         _notebooks_args,
         _notebooks,
+    ),
+    Command(
+        "kernel",
+        "the real lib/iov_iter.c of 6.1 and 6.12 as a second oracle (build, diff, counts)",
+        _kernel_args,
+        _kernel,
     ),
 ]
 

@@ -49,6 +49,9 @@ LAYERS: dict[str, int] = {
     # 4: one module per result; the published figures
     "experiments": 4,
     "published": 4,
+    # the real kernel code as a second oracle (issue 22): builds, drives and compares with
+    # the model, the measurements' records (measure) and the model's counts (models)
+    "kernelsrc": 4,
     # 5: what readers see
     "report": 5,
     "teach": 5,
