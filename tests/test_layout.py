@@ -33,7 +33,6 @@ LAYERS: dict[str, int] = {
     "_files": 0,
     "_build": 0,
     "_extras": 0,
-    "_files": 0,
     "budget": 0,
     "config": 0,
     "errors": 0,
