@@ -14,7 +14,7 @@ BUILD_INPUTS := pyproject.toml setup.py labkit/_build.py \
 # (see README, Installing), so the note is silenced here.
 QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q
 
-.PHONY: reproduce test install install-test clean
+.PHONY: reproduce reference test install install-test clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ install-test: $(VENV)/.installed-test
 
 reproduce: install
 	$(BIN)/labkit reproduce $(if $(QUICK),--quick,)
+
+# the full reproduction, stored as the notebooks' outputs and data/reproduction (run it on a
+# quiet machine; labkit.report.reference says what it writes)
+reference: install
+	$(BIN)/python -m labkit.report.reference $(if $(QUICK),--quick,)
 
 test: install-test
 	$(BIN)/python -m pytest
