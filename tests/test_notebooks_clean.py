@@ -109,7 +109,7 @@ def test_no_stored_widget_state(nb_path):
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 #: Cells that show a widget which draws (their drawing must be stored as an image too).
-DRAWS = re.compile(r"stepper\.stepper\(|viz\.interactive")
+DRAWS = re.compile(r"stepper\.stepper\(")
 
 #: Notebooks stored before the normaliser existed, rewritten by the "claims" work at the time
 #: it was written; they are normalised after that merge (python -m labkit.report.notebook_files
