@@ -27,6 +27,8 @@ LAYERS: dict[str, int] = {
     "_ffi": 0,
     "_args": 0,
     "_build": 0,
+    "_extras": 0,
+    "budget": 0,
     "config": 0,
     "errors": 0,
     "buildinfo": 0,
@@ -46,6 +48,8 @@ LAYERS: dict[str, int] = {
     "teach": 5,
     # 6: the command line
     "cli": 6,
+    # 7: harnesses of the suite and benchmarks/ (labkit.testing); nothing imports them
+    "testing": 7,
 }
 
 #: Imports between two groups of one layer, and why.
@@ -58,7 +62,11 @@ ALLOWED_SIDEWAYS: dict[tuple[str, str], str] = {
 
 #: Modules still over MAX_LINES (each must really be over it, so the list cannot go stale).
 MAX_LINES = 500
-OVER_LIMIT: set[str] = set()  # issue 10 split the last ones (fixed_seek.py, workers.py)
+OVER_LIMIT: set[str] = {  # moved from tests/ as they were; to be split
+    "labkit/testing/kernel_diff.py",
+    "labkit/testing/oracle.py",
+    "labkit/testing/fuzz_driver.py",
+}
 
 #: Notebooks ruff checks: all of them.
 NOTEBOOKS_LINTED = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -55,6 +55,7 @@ buggy or not, is bounded so that no copy can leave the registered memory.
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -63,7 +64,7 @@ import numpy as np
 from labkit._args import SIZE_MAX, address_arg, int_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.iov_iter import IovIter, direction_arg
-from labkit.core.memory import Mapping, UserMemory
+from labkit.core.memory import UserMapping, UserMemory
 
 SEEKS: dict[str, int] = {
     "walk-2019": lib.LK_SEEK_WALK_2019,
@@ -111,7 +112,7 @@ class RegisteredBuffer:
         folio_shift: log2 of the size of each (non-first, non-last) bvec.
     """
 
-    def __init__(self, c_buf: Any, mem: UserMemory, mappings: list[Mapping]) -> None:
+    def __init__(self, c_buf: Any, mem: UserMemory, mappings: list[UserMapping]) -> None:
         """Wrap a C ``struct lk_fixed_buf`` (internal: use :func:`register_buffer`)."""
         self._buf = c_buf
         self._mem = mem
@@ -160,8 +161,22 @@ class RegisteredBuffer:
         return np.frombuffer(ffi.buffer(ptr, self.length), dtype=np.uint8)
 
     def segments_spanned(self, offset: int, length: int) -> int:
-        """How many bvecs a read of ``length`` bytes at byte ``offset`` touches (0 if empty)."""
-        if length <= 0:
+        """How many bvecs a read of ``length`` bytes at byte ``offset`` touches (0 if empty).
+
+        Raises:
+            TypeError: for an offset or length that is not an integer.
+            OSError: EFAULT for a range outside the buffer (as io_import_fixed).
+        """
+        where = "segments_spanned"
+        offset = int_arg(offset, f"{where}: offset", 0, SIZE_MAX, err=errno.EFAULT)
+        length = int_arg(length, f"{where}: length", 0, SIZE_MAX, err=errno.EFAULT)
+        if offset + length > self.length or (length == 0 and offset > self.length):
+            raise OSError(
+                errno.EFAULT,
+                f"{os.strerror(errno.EFAULT)}: {where}: {length} bytes at offset {offset} are "
+                f"outside the {self.length}-byte buffer",
+            )
+        if length == 0:
             return 0
         return self._bvec_index(offset + length - 1) - self._bvec_index(offset) + 1
 
