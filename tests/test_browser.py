@@ -60,9 +60,10 @@ def _missing() -> str | None:
         if not path.exists():
             return f"{path} is missing: install Chromium with `{INSTALL}`"
     try:
+        import jupyterlab  # noqa: F401
         import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is missing: pip install -e '.[test]'"
+    except ImportError as exc:
+        return f"{exc.name} is missing: pip install -e '.[lab,test]'"
     return None
 
 
