@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit import _files, config
+from labkit.report.notebook_files import drop_stored_run_file
 
 #: Tags papermill gives the cells it adds (they are not in the source notebook).
 ADDED_BY_PAPERMILL = {"injected-parameters", "papermill-error-cell-tag"}
@@ -373,6 +374,8 @@ def execute(
             rep.kernel_log_tail = _log_tail(kernel_log)
     finally:
         del _RUNNING[running_before:]
+    if partial.is_file():  # its outputs are this run's, not those of a stored reference run
+        drop_stored_run_file(partial)
     return rep
 
 
