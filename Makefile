@@ -15,7 +15,7 @@ BUILD_INPUTS := pyproject.toml setup.py labkit/_build.py \
 # named labkit) is in the README, under Troubleshooting.
 QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q
 
-.PHONY: reproduce test install install-test clean gallery kernel-oracle
+.PHONY: reproduce reference test install install-test clean gallery kernel-oracle
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,11 @@ install-test: $(VENV)/.installed-test
 
 reproduce: install
 	$(BIN)/labkit reproduce $(if $(QUICK),--quick,)
+
+# the full reproduction, stored as the notebooks' outputs and data/reproduction (run it on a
+# quiet machine; labkit.report.reference says what it writes)
+reference: install
+	$(BIN)/python -m labkit.report.reference $(if $(QUICK),--quick,)
 
 # copy the bundle of the last full reproduction (reproduction/full/bundle) into data/gallery/
 gallery: install
