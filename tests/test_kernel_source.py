@@ -229,3 +229,12 @@ def test_a_count_is_reproduced():
     again = measure_counts(["6.12"], ["O2"], n1=20, n2=60, calls=["readv(1)"])
     again = again["instructions"].iloc[0]
     assert again == row["instructions"].iloc[0]
+
+
+def test_proxy_cost_in_the_real_code():
+    """readv(4K+empty+empty) - readv(4K+empty) in 6.12: what one more empty iovec costs."""
+    from labkit.kernelsrc.counts import proxy_cost
+
+    cost = proxy_cost(_committed()).set_index("opt")
+    assert (cost["empty_iovec"] > 0).all()
+    assert (cost["iovec_vs_ubuf"] > cost["empty_iovec"]).all()

@@ -237,3 +237,26 @@ def saving(df: pd.DataFrame, before: str, after: str, call: str = "readv(1)") ->
     """Instructions saved per call from era ``before`` to ``after``, per optimisation level."""
     sel = df[df["call"] == call].set_index(["opt", "era"])["instructions"]
     return sel.xs(before, level="era") - sel.xs(after, level="era")
+
+
+def proxy_cost(df: pd.DataFrame, era: str = "6.12") -> pd.DataFrame:
+    """What the live proxy's extra empty iovec costs in the real code, per optimisation level.
+
+    ``empty_iovec``: readv(4K+empty+empty) - readv(4K+empty), one more empty
+    segment on the IOVEC path (the cost the proxy-bias correction needs);
+    ``iovec_vs_ubuf``: readv(4K+empty) - readv(1), the live proxy's whole
+    difference in the real code (IOVEC with an empty segment against UBUF).
+    """
+    sel = df[df["era"] == era].set_index(["opt", "call"])["instructions"]
+    rows = []
+    for opt in sel.index.get_level_values("opt").unique():
+        s = sel.xs(opt, level="opt")
+        rows.append(
+            {
+                "era": era,
+                "opt": opt,
+                "empty_iovec": s["readv(4K+empty+empty)"] - s["readv(4K+empty)"],
+                "iovec_vs_ubuf": s["readv(4K+empty)"] - s["readv(1)"],
+            }
+        )
+    return pd.DataFrame(rows)
