@@ -238,3 +238,27 @@ def test_proxy_cost_in_the_real_code():
     cost = proxy_cost(_committed()).set_index("opt")
     assert (cost["empty_iovec"] > 0).all()
     assert (cost["iovec_vs_ubuf"] > cost["empty_iovec"]).all()
+
+
+@needs_oracle
+def test_misuse_is_a_python_error_not_a_crash(oracles, arena):
+    mem, addr = arena
+    o = oracles["6.12"]
+    o.use_memory(None)  # an empty address space: the real code may touch nothing
+    it = o.iterator()
+    assert it.import_iovec(labkit.ITER_DEST, [(addr, 4096)]) == 4096
+    assert it.zero(4096) == 0  # faults on the first byte: nothing mapped
+    with pytest.raises(ValueError, match="not been set up"):
+        o.iterator().advance(1)
+    o.use_memory(mem)
+    it = o.iterator()
+    it.import_iovec(labkit.ITER_DEST, [(addr, 100), (addr + 200, 100)])
+    it.advance(150)
+    with pytest.raises(labkit.IterMisuseError):
+        it.revert(151)
+    it.revert(150)
+    assert it.state().count == 200
+    with pytest.raises(ValueError, match="not inside buf"):
+        o.iterator().kvec(labkit.ITER_DEST, bytearray(10), [(5, 6)], 6)
+    with pytest.raises(ValueError, match="page boundary|not inside"):
+        o.iterator().bvec(labkit.ITER_DEST, bytearray(10), [(0, 0, 11)], 11)
