@@ -262,3 +262,13 @@ def test_misuse_is_a_python_error_not_a_crash(oracles, arena):
         o.iterator().kvec(labkit.ITER_DEST, bytearray(10), [(5, 6)], 6)
     with pytest.raises(ValueError, match="page boundary|not inside"):
         o.iterator().bvec(labkit.ITER_DEST, bytearray(10), [(0, 0, 11)], 11)
+
+
+def test_evidence_from_the_committed_counts():
+    from labkit.kernelsrc.counts import evidence
+
+    ev = evidence(_committed())
+    c = _committed().set_index(["era", "opt", "call"])["instructions"]
+    assert ev["r2_saved_O2"] == c["6.1", "O2", "readv(1)"] - c["6.1+ubuf", "O2", "readv(1)"]
+    assert ev["r1_per_page_defconfig"] == c["6.1", "defconfig", "advance/page"]
+    assert all(v == v for v in ev.values())  # no NaN: every row is there

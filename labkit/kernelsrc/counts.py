@@ -260,3 +260,38 @@ def proxy_cost(df: pd.DataFrame, era: str = "6.12") -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def unavailable() -> str:
+    """Why the real code's counts cannot be measured here ("" if they can)."""
+    from labkit.kernelsrc.build import is_available
+
+    why = is_available()
+    if why:
+        return why
+    if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
+        return "valgrind is not installed (Debian/Ubuntu: apt-get install valgrind)"
+    return ""
+
+
+def evidence(df: pd.DataFrame) -> dict[str, float]:
+    """The headline figures of the real code's counts (NaN where a row is missing).
+
+    ``r2_saved_<opt>``: instructions saved per readv(1) by the 2023 change
+    (6.1 -> 6.1+ubuf); ``r2_proxy_empty_<opt>``: what one more empty iovec costs
+    in 6.12 (readv(4K+empty+empty) - readv(4K+empty)); ``r1_per_page_<opt>``:
+    instructions per skipped page of 6.1's iov_iter_advance over a BVEC.
+    """
+    c = df.set_index(["era", "opt", "call"])["instructions"]
+
+    def get(*key: str) -> float:
+        return float(c.get(key, float("nan")))
+
+    out = {}
+    for opt in OPT_LEVELS:
+        out[f"r2_saved_{opt}"] = get("6.1", opt, "readv(1)") - get("6.1+ubuf", opt, "readv(1)")
+        out[f"r2_proxy_empty_{opt}"] = get("6.12", opt, "readv(4K+empty+empty)") - get(
+            "6.12", opt, "readv(4K+empty)"
+        )
+        out[f"r1_per_page_{opt}"] = get("6.1", opt, "advance/page")
+    return out
