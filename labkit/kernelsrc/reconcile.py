@@ -1,8 +1,9 @@
 """Where the model's readv(1) saving and the real code's differ, step by step.
 
-labkit's model says the 6.4 change saves 92 instructions per read-zero
-``readv(1)`` (``labkit.experiments.callgrind``); the real ``lib/iov_iter.c``
-says 30 at the UML defconfig's -Os and 7 at -O2 (:mod:`labkit.kernelsrc.counts`).
+labkit's model says the 6.4 change saves 60 instructions per read-zero
+``readv(1)`` (``labkit.experiments.callgrind``, 2026-12-03; 92 before main's
+C core changes of that day); the real ``lib/iov_iter.c`` says 30 at the UML
+defconfig's -Os and 7 at -O2 (:mod:`labkit.kernelsrc.counts`).
 Both counts come from callgrind, per function (self cost): this module sorts
 the functions of each into the steps of the call and puts them side by side.
 
