@@ -229,6 +229,7 @@ def core_copy(
     return _split_variant(df)
 
 
+@workers.target("model.core_copy")
 def _core_copy_in_worker(
     quick: bool, repeats: int, cpu: int | None, sizes: list[int]
 ) -> runner.Rows:

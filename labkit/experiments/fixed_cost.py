@@ -46,7 +46,7 @@ F_SOURCES = {
 }
 
 
-@workers.in_workers(runs_by_default)
+@workers.in_workers("live.fixed_cost", runs_by_default)
 def fixed_cost_experiment(
     *,
     repeats: int,
@@ -125,7 +125,11 @@ def read_fixed_roundtrip_ns(
     return float(df["ns_per_op"].median())
 
 
-@workers.in_workers(lambda arguments: 1)
+def _one_run_only(arguments: workers.Arguments) -> int:
+    return 1
+
+
+@workers.in_workers("live.read_fixed_batches", _one_run_only)
 def _read_fixed_batches(
     size: int, at: int, length: int, iters: int, batches: int, cpu: int | None
 ) -> runner.Rows:

@@ -114,7 +114,7 @@ def _measure_with(run: Runner | None) -> Measure:
 # buffer shaped like ``reg``, or all here with a custom ``run``.
 
 
-@workers.in_workers(runs_by_default, ship=_BUFFER_LIKE, here=_custom_run)
+@workers.in_workers("model.fixed_seek", runs_by_default, ship=_BUFFER_LIKE, here=_custom_run)
 def seek_cost_experiment(
     reg: RegisteredBuffer,
     offsets: Iterable[int],
@@ -163,7 +163,7 @@ def seek_cost_experiment(
     return rows
 
 
-@workers.in_workers(runs_by_default, ship=_BUFFER_LIKE, here=_custom_run)
+@workers.in_workers("model.fixed_submit", runs_by_default, ship=_BUFFER_LIKE, here=_custom_run)
 def submission_experiment(
     reg: RegisteredBuffer,
     *,

@@ -161,7 +161,7 @@ def _measure(
 # and ``timeout`` arguments more, measured in that many single-threaded workers.
 
 
-@workers.in_workers(_default_runs, allow_io_threads=False, check=_check_target)
+@workers.in_workers("live.syscalls", _default_runs, allow_io_threads=False, check=_check_target)
 def run_syscalls(
     target: str = "zero",
     *,
@@ -193,7 +193,7 @@ def run_syscalls(
         src.close()
 
 
-@workers.in_workers(_default_runs, check=_check_target)
+@workers.in_workers("live.uring_qd1", _default_runs, check=_check_target)
 def run_uring_qd1(
     target: str = "zero",
     *,
@@ -235,7 +235,7 @@ def run_uring_qd1(
         src.close()
 
 
-@workers.in_workers(_default_runs)
+@workers.in_workers("live.fixed_head_tail", _default_runs)
 def run_fixed_head_tail(
     *,
     size: int,
@@ -280,7 +280,7 @@ def run_fixed_head_tail(
         os.close(zfd)
 
 
-@workers.in_workers(_default_runs)
+@workers.in_workers("live.peak", _default_runs)
 def run_peak(
     *,
     ops: Iterable[str] = ("read", "readv1", "readv_empty"),

@@ -81,10 +81,11 @@ def _measure(experiment: str, models: Any, p: Plan, cpu: int | None, **params: A
 # Each experiment below is the function of one run, in one process; the decorator makes
 # it the public experiment, with ``runs`` (None: ``p.runs``) and ``timeout`` arguments
 # more, measured in that many single-threaded workers.
-_IN_WORKERS = workers.in_workers(_plan_runs, ship={"p": (_plan_json, _plan)})
+def _in_workers(target_id: str) -> Any:
+    return workers.in_workers(target_id, _plan_runs, ship={"p": (_plan_json, _plan)})
 
 
-@_IN_WORKERS
+@_in_workers("model.ubuf_mechanics")
 def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> runner.Rows:
     """Experiment (a) through the runner: 6.3 vs 6.4, import + iterate one segment.
 
@@ -93,7 +94,7 @@ def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> ru
     return _measure("ubuf-mechanics", mechanics_models(op=op), p, cpu, op=op)
 
 
-@_IN_WORKERS
+@_in_workers("model.ubuf_read_zero")
 def run_read_zero(p: Plan, *, cpu: int | None = None) -> runner.Rows:
     """Experiment (b) through the runner: read, readv 6.3, readv 6.4, the live proxy.
 
@@ -102,7 +103,7 @@ def run_read_zero(p: Plan, *, cpu: int | None = None) -> runner.Rows:
     return _measure("ubuf-read-zero", read_zero_models(proxy=True), p, cpu)
 
 
-@_IN_WORKERS
+@_in_workers("model.ubuf_uring")
 def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None) -> runner.Rows:
     """Experiment (c) through ``labkit.measure.runner.run``, once per deferral rate of the plan.
 
