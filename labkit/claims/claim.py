@@ -50,7 +50,8 @@ class Experiment:
     budget: Callable[[bool], Budget]  #: runs and seconds allowed (quick?) -> Budget
     decided_by: str | None = None  #: claim whose verdict stops the runs; None: min_runs runs
     unavailable: Callable[[Params], str] | None = None  #: why it cannot run here ("" if it can)
-    results: str = ""  #: name of its result table in a full-mode reproduction ("" : not kept)
+    #: its result table(s) in a full-mode reproduction: a name, or ``rows -> {name: rows}``
+    results: str | Callable[[pd.DataFrame], dict[str, pd.DataFrame]] = ""
 
 
 @dataclass(frozen=True)

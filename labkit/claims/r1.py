@@ -16,7 +16,7 @@ import pandas as pd
 from labkit import published
 from labkit.claims.claim import Claim, Experiment, register
 from labkit.claims.engine import Outcome
-from labkit.claims.r2 import Callgrind, callgrind_unavailable, live_budget, once
+from labkit.claims.r2 import Callgrind, callgrind_unavailable, live_budget
 from labkit.claims.r3 import uring_unavailable
 from labkit.core.fixed import RegisteredBuffer, register_buffer
 from labkit.core.memory import PAGE_SIZE, UserMemory
@@ -34,22 +34,25 @@ class Model(Params):
     """The model's sizes: the registered buffer (1 GiB, the 2019 cap; 64 MiB quick), one
     4 KiB read, rounds per run (42 in all in full mode, shared out over the first runs),
     batches of about ``target_ns`` (short batches are less often spoiled by preemption),
-    and the offsets per decade of the seek sweep."""
+    the offsets per decade of the seek sweep, and the buffer sizes of the size sweep."""
 
     buffer: int
     repeats: int
     target_ns: float
     points_per_decade: int
+    sizes: tuple[int, ...]
     length: int = PAGE_SIZE
 
     @classmethod
     def quick(cls) -> Model:
-        return cls(buffer=64 * MiB, repeats=5, target_ns=3e5, points_per_decade=2)
+        sizes = (16 * MiB, 32 * MiB, 64 * MiB)
+        return cls(buffer=64 * MiB, repeats=5, target_ns=3e5, points_per_decade=2, sizes=sizes)
 
     @classmethod
     def full(cls) -> Model:
         repeats = model_budget(False).share(42)
-        return cls(buffer=GiB, repeats=repeats, target_ns=1e6, points_per_decade=4)
+        sizes = (64 * MiB, 128 * MiB, 256 * MiB, 512 * MiB, GiB)
+        return cls(buffer=GiB, repeats=repeats, target_ns=1e6, points_per_decade=4, sizes=sizes)
 
 
 def model_budget(quick: bool) -> Budget:
@@ -57,13 +60,13 @@ def model_budget(quick: bool) -> Budget:
     return fixed_seek.runs_budget(quick)
 
 
-@lru_cache(maxsize=4)
-def registered(size: int) -> RegisteredBuffer:
+@lru_cache(maxsize=8)
+def registered(size: int, folio_shift: int = 12) -> RegisteredBuffer:
     """A registered buffer of ``size`` bytes over fresh memory (2 MiB aligned); each worker
     registers its own with the same geometry."""
     mem = UserMemory()
     mapping = mem.map(size + 4 * MiB, align=2 * MiB)
-    return register_buffer(mem, mapping.addr, size)
+    return register_buffer(mem, mapping.addr, size, folio_shift=folio_shift)
 
 
 def offsets(p: Model) -> list[int]:
@@ -90,6 +93,64 @@ def measure_submit(p: Model, runs: int) -> pd.DataFrame:
     )
 
 
+def measure_sizes(p: Model, runs: int) -> pd.DataFrame:
+    """The submissions (walk-2019 and shift, head and tail) over each buffer size of ``p``."""
+    frames = [
+        fixed_seek.submission_experiment(
+            registered(size),
+            length=p.length,
+            repeats=p.repeats,
+            target_ns=p.target_ns,
+            seeks=("walk-2019", "shift"),
+            runs=runs,
+        )
+        for size in p.sizes
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def measure_folio(p: Model, runs: int) -> pd.DataFrame:
+    """The four seeks to the head and the tail, with 4 KiB pages and with 2 MiB folios."""
+    frames = [
+        fixed_seek.seek_cost_experiment(
+            registered(p.buffer, shift),
+            [0, p.buffer - p.length],
+            length=p.length,
+            repeats=p.repeats,
+            target_ns=p.target_ns,
+            experiment="fixed-seek-folio",
+            runs=runs,
+        )
+        for shift in (12, 21)
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def _split_f(data: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The submission runs as two result tables: the submissions, and F."""
+    f = data["variant"] == "F"
+    return {"fixed-submit": data[~f], "fixed-F": data[f]}
+
+
+def once(quick: bool) -> Budget:
+    """One run (a sweep shown as a figure, judged by no claim)."""
+    return Budget(1, 1, 600.0)
+
+
+SIZES = Experiment(
+    id="R1.model_sizes",
+    params=Model,
+    measure=measure_sizes,
+    budget=once,
+    results="fixed-submit-sizes",
+)
+FOLIO = Experiment(
+    id="R1.model_folio",
+    params=Model,
+    measure=measure_folio,
+    budget=once,
+    results="fixed-seek-folio",
+)
 SEEK = Experiment(
     id="R1.model_seek",
     params=Model,
@@ -104,7 +165,7 @@ SUBMIT = Experiment(
     measure=measure_submit,
     budget=model_budget,
     decided_by="R1.tail_speedup",
-    results="fixed-submit",
+    results=_split_f,
 )
 
 

@@ -116,6 +116,102 @@ PEAK_SWEEP = Experiment(
 )
 
 
+@dataclass(frozen=True)
+class QD1(Params):
+    """io_uring round trips at queue depth 1 on /dev/zero, one variant per op, interleaved."""
+
+    iters: int  #: round trips per batch
+    repeats: int  #: rounds kept per run (16 or 72 in all, shared out over the first runs)
+    warmup: int = 1
+    ops: tuple[str, ...] = OPS
+    target: str = "zero"
+    clock: str = "cpu"
+
+    @classmethod
+    def quick(cls) -> QD1:
+        return cls(iters=1_000, repeats=live_budget(True).share(16, 1))
+
+    @classmethod
+    def full(cls) -> QD1:
+        return cls(iters=5_000, repeats=live_budget(False).share(72, 1))
+
+
+@dataclass(frozen=True)
+class QD1Ops(QD1):
+    """Notebook 04's round trips: every io_uring op, READ_FIXED included."""
+
+    ops: tuple[str, ...] = tuple(live.URING_OPS)
+
+    @classmethod
+    def quick(cls) -> QD1Ops:
+        return cls(iters=1_000, repeats=live_budget(True).share(16, 1))
+
+    @classmethod
+    def full(cls) -> QD1Ops:
+        return cls(iters=5_000, repeats=live_budget(False).share(72, 1))
+
+
+@dataclass(frozen=True)
+class Tmpfs(QD1):
+    """The detour: READ and READV(1) of a tmpfs file, which io_uring hands to an io-wq thread
+    (wall clock: the work runs in another thread)."""
+
+    ops: tuple[str, ...] = ("read", "readv1")
+    target: str = "tmpfs"
+    clock: str = "wall"
+
+    @classmethod
+    def quick(cls) -> Tmpfs:
+        return cls(iters=200, repeats=5)
+
+    @classmethod
+    def full(cls) -> Tmpfs:
+        return cls(iters=500, repeats=24)
+
+
+def measure_qd1(p: QD1, runs: int) -> pd.DataFrame:
+    """``runs`` independent runs of the QD1 round trips of ``p``."""
+    return live_kernel.run_uring_qd1(
+        p.target,
+        ops=p.ops,
+        iters=p.iters,
+        repeats=p.repeats,
+        warmup=p.warmup,
+        clock_name=p.clock,
+        runs=runs,
+    )
+
+
+def one_run(quick: bool) -> Budget:
+    """One run: a detour shown, judged by no claim."""
+    return Budget(1, 1, 600.0)
+
+
+QD1_AB = Experiment(
+    id="R3.live_qd1",
+    params=QD1,
+    measure=measure_qd1,
+    budget=live_budget,
+    unavailable=uring_unavailable,
+    results="ubuf-live-uring-qd1",
+)
+QD1_OPS = Experiment(
+    id="R3.live_qd1_ops",
+    params=QD1Ops,
+    measure=measure_qd1,
+    budget=live_budget,
+    unavailable=uring_unavailable,
+    results="live-uring-qd1",
+)
+TMPFS = Experiment(
+    id="R3.live_tmpfs",
+    params=Tmpfs,
+    measure=measure_qd1,
+    budget=one_run,
+    unavailable=uring_unavailable,
+)
+
+
 def measure_uring_model(p: Model, runs: int) -> pd.DataFrame:
     """(c) the io_uring request model, once per deferral rate."""
     plan = ubuf_import.Plan(p.iters, p.repeats, p.warmup, p.defer_rates)
@@ -138,6 +234,12 @@ def rate_gain(fast: str, slow: str, rows: pd.DataFrame, confidence: float) -> Es
     """Request-rate gain of ``fast`` over ``slow`` at depth 32, in %."""
     est = stats.gain(rows, f"{slow}@32", f"{fast}@32", kind="rate", confidence=confidence)
     return est.affine(100.0, quantity=f"{fast}@32 vs {slow}@32 (%)")
+
+
+def qd1_gain(fast: str, rows: pd.DataFrame, confidence: float = 0.95) -> Estimate:
+    """Request-rate gain of ``fast`` over READV(4K + empty) at queue depth 1, in %."""
+    est = stats.gain(rows, "readv_empty", fast, kind="rate", confidence=confidence)
+    return est.affine(100.0, quantity=f"QD1 {fast} vs readv_empty (%)")
 
 
 def cpu_ratio(rows: pd.DataFrame, confidence: float) -> Estimate:

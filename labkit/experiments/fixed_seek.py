@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from labkit.config import quick_mode
-from labkit.core.fixed import SEEKS, RegisteredBuffer, register_buffer
+from labkit.core.fixed import SEEKS, RegisteredBuffer, io_import_fixed, register_buffer
+from labkit.core.iter_args import ITER_DEST
 from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.experiments.fixed_cost import (
     F_SOURCES,
@@ -91,6 +92,31 @@ def seek_offsets(length: int, points_per_decade: int = 4) -> list[int]:
     n = max(2, round(points_per_decade * np.log10(max(last_page, 10))) + 1)
     pages = np.unique(np.round(np.logspace(0, np.log10(last_page), n)).astype(int))
     return [0] + [int(p) * PAGE_SIZE for p in pages]
+
+
+def landing(reg: RegisteredBuffer, length: int = PAGE_SIZE) -> pd.DataFrame:
+    """Where each seek leaves the iterator for a read at the head, the middle and the tail
+    of ``reg``: count, segment, offset, segments left, and how many segments (for
+    walk-2019, single-page pieces) it examined (``visited``, counted in C, no clock)."""
+    import pandas as pd
+
+    rows = []
+    places = {"head": 0, "middle": reg.length // 2, "tail": reg.length - length}
+    for where, off in places.items():
+        for seek in SEEKS:
+            it = io_import_fixed(ITER_DEST, reg, reg.addr + off, length, seek=seek)
+            rows.append(
+                {
+                    "where": where,
+                    "seek": seek,
+                    "count": it.count,
+                    "segment": it.seg_index,
+                    "iov_offset": it.iov_offset,
+                    "nr_segs": it.nr_segs,
+                    "visited": it.visited,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 #: A worker gets a buffer shaped like the one passed in (:func:`buffer_geometry`).
@@ -331,6 +357,7 @@ __all__ = [
     "SUBMISSIONS",
     "default_registered_size",
     "head_tail_ratios",
+    "landing",
     "ratios_by_size",
     "runs_budget",
     "F_SOURCES",
