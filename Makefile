@@ -1,6 +1,6 @@
 # labkit: the two commands of the README.
-#   make reproduce   install labkit in .venv and run the reproduction
-#   make test        install labkit with its test extra in .venv and run every test
+#   make reproduce   install labkit with its lab extra in .venv and run the reproduction
+#   make test        install labkit with its lab and test extras in .venv and run every test
 # QUICK=1 shrinks sizes and repeats (LABKIT_QUICK=1), as CI does.
 
 PYTHON ?= python3
@@ -10,22 +10,23 @@ BIN := $(VENV)/bin
 BUILD_INPUTS := pyproject.toml setup.py labkit/_build.py \
 	$(wildcard labkit/csrc/*.h labkit/csrc/*/*.c labkit/csrc/*/*.h labkit/csrc/*/*.cdef)
 # setuptools' note on every editable install ("be careful with folders in your working
-# directory with the same name as your package"): labkit's clone root handles that case
-# (see README, Installing), so the note is silenced here.
+# directory with the same name as your package") is silenced: it is printed whatever the
+# folder, and the one case it is about (Python started in the folder that contains a clone
+# named labkit) is in the README, under Troubleshooting.
 QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q
 
-.PHONY: reproduce test install install-test clean
+.PHONY: reproduce test install install-test clean gallery
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python $(BUILD_INPUTS)
-	$(QUIET_PIP) -e .
+	$(QUIET_PIP) -e '.[lab]'
 	touch $@
 
 $(VENV)/.installed-test: $(BIN)/python $(BUILD_INPUTS)
-	$(QUIET_PIP) -e '.[test]'
+	$(QUIET_PIP) -e '.[lab,test]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
@@ -34,6 +35,10 @@ install-test: $(VENV)/.installed-test
 
 reproduce: install
 	$(BIN)/labkit reproduce $(if $(QUICK),--quick,)
+
+# copy the bundle of the last full reproduction (reproduction/full/bundle) into data/gallery/
+gallery: install
+	$(BIN)/python -c "from labkit.report import bundle; print(bundle.add_to_gallery('reproduction/full/bundle'))"
 
 test: install-test
 	$(BIN)/python -m pytest

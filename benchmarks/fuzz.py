@@ -3,7 +3,7 @@
 
 The long form of tests/test_fuzz.py: ``--calls`` calls in all (default
 100,000), in chunks of ``--chunk`` calls, each chunk a child process running
-tests/fuzz_driver.py with its own seed (so a crash ends one chunk, is counted,
+``python -m labkit.testing.fuzz_driver`` with its own seed (so a crash ends one chunk, is counted,
 and the campaign goes on).  ``--build sanitized`` compiles the C core with
 ASan + UBSan (tests/run_sanitized.py) and runs the children against it;
 ``both`` (the default) runs the campaign once on each build.  Prints, per
@@ -17,6 +17,7 @@ any failing chunk.  Exits 1 if any count but the calls is not 0.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -27,11 +28,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+DRIVER = ["-m", "labkit.testing.fuzz_driver"]
 
-import run_sanitized  # noqa: E402
 
-DRIVER = ROOT / "tests" / "fuzz_driver.py"
+def _load_run_sanitized():
+    """tests/run_sanitized.py (the sanitized build), a script of the suite, from its file."""
+    spec = importlib.util.spec_from_file_location(
+        "run_sanitized", ROOT / "tests" / "run_sanitized.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 @dataclass
@@ -62,7 +70,7 @@ class Campaign:
 
 def run_chunk(c: Campaign, seed: int, calls: int, env: dict[str, str], timeout: float) -> None:
     """One child; its outcome added to ``c``."""
-    cmd = [sys.executable, str(DRIVER), "--seed", str(seed), "--calls", str(calls)]
+    cmd = [sys.executable, *DRIVER, "--seed", str(seed), "--calls", str(calls)]
     try:
         proc = subprocess.run(
             cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
@@ -125,6 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.build in ("normal", "both"):
         results.append(campaign("normal", normal_env, args))
     if args.build in ("sanitized", "both"):
+        run_sanitized = _load_run_sanitized()
         libasan = run_sanitized.find_libasan()
         if libasan is None:
             print("fuzz: gcc or libasan is missing: no sanitized campaign", file=sys.stderr)

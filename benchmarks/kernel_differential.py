@@ -2,7 +2,7 @@
 """labkit against the running kernel, at length: many seeded cases, one report.
 
 The long form of tests/test_kernel_differential.py (whose harness,
-tests/kernel_diff.py, this runs): seeded random iovec arrays given to
+labkit.testing.kernel_diff, this runs): seeded random iovec arrays given to
 readv/preadv2 (memfd, ext4 file), writev/pwritev2 (memfd),
 process_vm_readv/writev and vmsplice, and to labkit's import_iovec + copies, over the same
 real memory; every return value, errno and byte compared.  Prints the number
@@ -17,13 +17,9 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-
-import kernel_diff  # noqa: E402
-
-from labkit.measure.stats import DEFAULT_SEED  # noqa: E402
+from labkit.measure.stats import DEFAULT_SEED
+from labkit.testing import kernel_diff
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,8 +3,8 @@
 The extension module ``labkit._labkit`` is built at install time by cffi
 (``labkit/_build.py``).  Setting ``LABKIT_EXT_PATH`` to the path of another
 build of it (for example the sanitizer build used by the tests) loads that one
-instead; ``LABKIT_TIME_BUDGET`` (seconds) sets the time budget of every
-timing batch at load (see :func:`labkit.config.set_time_budget`).
+instead (:func:`labkit.config.ext_path`); a bad path is :class:`CoreLoadError`,
+which the ``labkit`` command prints as one line.
 
 One error contract covers the whole C core: every entry point returns a
 negative errno on failure (for int and double results alike), and
@@ -16,34 +16,14 @@ from __future__ import annotations
 import errno
 import importlib.util
 import os
-import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-
-class CoreLoadError(ImportError):
-    """labkit's C core cannot be loaded (a bad ``LABKIT_EXT_PATH``, or no build)."""
-
-
-def _report_in_one_line(previous: Any) -> Any:
-    """An excepthook that prints an uncaught :class:`CoreLoadError` as one line.
-
-    Installed only when the C core fails to load: the ``labkit`` command (and
-    any script importing labkit) then says what is wrong instead of printing
-    the import machinery's traceback.  Other exceptions go to ``previous``.
-    """
-
-    def hook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
-        if issubclass(kind, CoreLoadError):
-            sys.stderr.write(f"labkit: {value}\n")
-        else:
-            previous(kind, value, tb)
-
-    return hook
+from labkit import config
+from labkit.errors import CoreLoadError
 
 
 def _fail(message: str) -> NoReturn:
-    sys.excepthook = _report_in_one_line(sys.excepthook)
     raise CoreLoadError(message)
 
 
@@ -67,10 +47,10 @@ def _load_path(path: str) -> Any:
 
 
 def _load() -> Any:
-    path = os.environ.get("LABKIT_EXT_PATH")
+    path = config.ext_path()
     if path:
         return _load_path(path)
-    try:
+    try:  # here, not at the top: a missing build must become a CoreLoadError
         from labkit import _labkit
     except ImportError as exc:  # pragma: no cover - only without a build
         _fail(
@@ -83,22 +63,6 @@ def _load() -> Any:
 _mod = _load()
 ffi = _mod.ffi
 lib = _mod.lib
-
-
-def _budget_from_env() -> None:
-    text = os.environ.get("LABKIT_TIME_BUDGET", "")
-    if not text:
-        return
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = float("nan")
-    if not 0 < seconds < 2**63 / 1e9:
-        raise ValueError(f"LABKIT_TIME_BUDGET={text!r} is not a number of seconds > 0")
-    lib.lk_set_time_budget_ns(max(1, int(seconds * 1e9)))
-
-
-_budget_from_env()
 
 
 def raise_errno(err: int, message: str) -> NoReturn:
@@ -115,7 +79,7 @@ def check(ret: Any, message: str) -> Any:
             budget = lib.lk_time_budget_ns() / 1e9
             message += (
                 f" (the batch ran past its time budget of {budget:g} s: use fewer "
-                "iterations, or labkit.config.set_time_budget)"
+                "iterations, or labkit.budget.set_time_budget)"
             )
         raise_errno(err, message)
     return ret
@@ -129,4 +93,4 @@ def owned(new: Callable[[], Any], free: Callable[[Any], None], what: str) -> Any
     return ffi.gc(ptr, free)
 
 
-__all__ = ["CoreLoadError", "ffi", "lib", "check", "owned", "raise_errno"]
+__all__ = ["ffi", "lib", "check", "owned", "raise_errno"]

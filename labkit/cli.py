@@ -12,6 +12,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from labkit.errors import CoreLoadError
+
 
 @dataclass(frozen=True)
 class Command:
@@ -137,7 +139,7 @@ def _bench(args: argparse.Namespace) -> int:
     from labkit.measure.envinfo import environment
 
     quick = config.quick_mode(args.quick)
-    cfg = corebench.core_copy_config(quick)
+    cfg = corebench.CoreCopy.for_mode(quick)
     reps = cfg.repeats if args.repeats is None else args.repeats
     runs = cfg.runs if args.runs is None else args.runs
     if reps < 1 or runs < 1:
@@ -205,8 +207,14 @@ def _reproduce_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
+    from labkit._extras import MissingExtraError, require_lab
     from labkit.report import reproduce_cli
 
+    try:
+        require_lab("labkit reproduce")
+    except MissingExtraError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     return reproduce_cli.from_args(args)
 
 
@@ -223,9 +231,9 @@ def _notebooks_args(parser: argparse.ArgumentParser) -> None:
 
 def _notebooks(args: argparse.Namespace) -> int:
     """Copy the shipped notebooks into a folder of the user's."""
-    import shutil
     from pathlib import Path
 
+    from labkit import _files
     from labkit.report.reproduce import find_notebooks, notebooks_dir
 
     src = notebooks_dir()
@@ -237,7 +245,7 @@ def _notebooks(args: argparse.Namespace) -> int:
     if dest.exists() and not dest.is_dir():
         print(f"labkit notebooks: {dest} exists and is not a directory", file=sys.stderr)
         return 2
-    there = [p.name for p in nbs if (dest / p.name).exists()]
+    there = [p.name for p in nbs if (dest / p.name).exists() or (dest / p.name).is_symlink()]
     if there and not args.force:
         print(
             f"labkit notebooks: {dest} already has {', '.join(there)}; "
@@ -246,9 +254,8 @@ def _notebooks(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        dest.mkdir(parents=True, exist_ok=True)
-        for p in nbs:
-            shutil.copyfile(p, dest / p.name)
+        for p in nbs:  # never through a link planted in DIR
+            _files.atomic_write(dest / p.name, p.read_bytes(), root=dest)
     except OSError as exc:
         print(
             f"labkit notebooks: cannot write {exc.filename or dest}: {exc.strerror}",
@@ -256,6 +263,38 @@ def _notebooks(args: argparse.Namespace) -> int:
         )
         return 2
     print(f"copied {len(nbs)} notebooks to {dest}: open them with  jupyter lab {dest}")
+    return 0
+
+
+def _compare_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "bundles", nargs="*", help="result bundles (default: every bundle of data/gallery)"
+    )
+    parser.add_argument("--figure", help="write the figure to this file (PNG or SVG)")
+    parser.add_argument("--csv", help="write the comparison table to this CSV file")
+    parser.add_argument("--markdown", action="store_true", help="one Markdown table")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """Bundles side by side: per claim each host's verdict, the pooled interval, findings."""
+    from labkit.report import bundle, gallery
+
+    paths = args.bundles or [str(p) for p in bundle.gallery_bundles()]
+    try:
+        found = [bundle.load(p) for p in paths]
+        c = gallery.compare(found)
+    except (bundle.BundleError, ValueError) as exc:
+        print(f"labkit compare: {exc}", file=sys.stderr)
+        return 2
+    print(gallery.format_comparison(c, markdown=args.markdown))
+    try:
+        if args.csv:
+            c.table.to_csv(args.csv, index=False)
+        if args.figure:
+            gallery.plot(c).savefig(args.figure, dpi=110)
+    except OSError as exc:
+        print(f"labkit compare: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -272,6 +311,12 @@ COMMANDS: list[Command] = [
         "run every notebook headless: report, figures, summary table",
         _reproduce_args,
         _reproduce,
+    ),
+    Command(
+        "compare",
+        "result bundles of several hosts side by side, with the pooled interval and findings",
+        _compare_args,
+        _compare,
     ),
     Command(
         "notebooks",
@@ -317,6 +362,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args._run(args) or 0)
+    except CoreLoadError as exc:  # a bad LABKIT_EXT_PATH, or no build: one line
+        print(f"labkit: {exc}", file=sys.stderr)
+        return 1
     except BrokenPipeError:  # e.g. `labkit info | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -1,5 +1,11 @@
-"""Run-wide settings: quick mode, where labkit's files are, where results go, and the
-time budget of a batch.
+"""Run-wide settings: every ``LABKIT_*`` environment variable, and where labkit's files are.
+
+Every setting is read here, by the function named in :data:`SETTINGS`, when
+it is needed (never when labkit is imported, so a bad value cannot break
+``import labkit``); the README's "Settings" table documents them all, and
+``tests/test_settings.py`` keeps the two in step.  One exception: the C
+build reads ``LABKIT_SANITIZE`` itself (``labkit/_build.py`` runs at build
+time, before labkit can be imported).
 
 Quick mode (``LABKIT_QUICK=1``, or ``--quick`` on the command line, or the
 ``QUICK`` papermill parameter of a notebook) shrinks sizes and repeats so
@@ -7,11 +13,12 @@ that CI stays fast.  Full mode is what a reproduction publishes.
 
 Two kinds of files, two places:
 
-* **What labkit ships** (read only): the notebooks, the published figures
-  (``data/published``), the seed mails (``data/seeds``) and the reference
-  results measured when labkit was released (``data/results``).  In a clone
-  they are the checkout's own folders; in an installed wheel the build copied
-  them into the package, under ``labkit/_resources/`` (:func:`resource`).
+* **What labkit ships** (read only, :data:`RESOURCES`): the notebooks, the
+  published figures (``data/published``), the seed mails (``data/seeds``)
+  and the reference results measured when labkit was released
+  (``data/results``).  In a clone they are the checkout's own folders; in an
+  installed wheel the build copied them into the package, under
+  ``labkit/_resources/`` (:func:`resource`).
 * **What a user measures** (written): ``<data dir>/results/<experiment>/``
   where the data dir (:func:`data_dir`) is ``$LABKIT_DATA``, or else the
   folder ``labkit-results`` in the clone (ignored by git) or, for an
@@ -19,23 +26,18 @@ Two kinds of files, two places:
   the package or into the clone's ``data/``: results are committed there on
   purpose (see the README).
 
-Every timing loop runs in C, where Python cannot interrupt it, so every loop
-is bounded by a time budget as well as by its iteration count: a batch that
-runs longer than the budget (10 s unless ``LABKIT_TIME_BUDGET`` or
-:func:`set_time_budget` says otherwise) stops and raises
-``OSError(ETIMEDOUT)``.  Python handles Ctrl-C between batches, so the budget
-also bounds how long an interrupt waits.
+This module imports nothing from labkit (``setup.py`` reads :data:`RESOURCES`
+from it before labkit is built).
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 T = TypeVar("T")
 
@@ -44,21 +46,120 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 #: The folder of the results a user measures, when ``LABKIT_DATA`` is not set.
 RESULTS_FOLDER = "labkit-results"
 
-#: What labkit ships, by name: (path in a checkout, path under labkit/_resources).
-RESOURCES = {
-    "notebooks": "notebooks",
-    "published": "data/published",
-    "seeds": "data/seeds",
-    "reproduction": "data/reproduction",  # the summary of the last full run published
-    "reference": "data",  # a data dir: results/<experiment>/ of the released runs
+#: Where a built labkit keeps what it ships; only a build creates it (setup.py).
+SHIPPED = "_resources"
+
+
+class Resource(NamedTuple):
+    """A folder labkit ships: its path in a clone (and under ``labkit/_resources``), and
+    the patterns of the files the wheel and the sdist carry from it."""
+
+    path: str
+    patterns: tuple[str, ...]
+
+
+#: What labkit ships, by name: the one list (setup.py builds the wheel and sdist from it).
+RESOURCES: dict[str, Resource] = {
+    "notebooks": Resource("notebooks", ("[0-9][0-9]-*.ipynb", "sanitize.cfg", "conftest.py")),
+    "published": Resource("data/published", ("*.csv", "README.md")),
+    "seeds": Resource("data/seeds", ("*.txt", "README.md")),
+    # the summary of the last full run published
+    "reproduction": Resource("data/reproduction", ("summary.csv", "summary.txt")),
+    # a data dir: results/<experiment>/ of the released runs
+    "reference": Resource("data", ("results/*/*.csv", "results/*/*.json")),
 }
+
+
+class Setting(NamedTuple):
+    """One ``LABKIT_*`` environment variable: what it does, and the function reading it."""
+
+    name: str
+    meaning: str
+    reader: str
+
+
+#: Every LABKIT_* variable labkit reads (the README's "Settings" table lists the same).
+SETTINGS: tuple[Setting, ...] = (
+    Setting("LABKIT_QUICK", "1: quick mode (smaller sizes, fewer repeats)", "quick_mode"),
+    Setting("LABKIT_DATA", "where results are written (a folder)", "data_dir_setting"),
+    Setting("LABKIT_TIME_BUDGET", "seconds a timing batch may run (default 10)", "budget_setting"),
+    Setting("LABKIT_EXT_PATH", "load this build of the C core (a .so)", "ext_path"),
+    Setting("LABKIT_SANITIZE", "1 at build time: compile with ASan + UBSan", "labkit/_build.py"),
+    Setting("LABKIT_LIVE_URING", "0: report io_uring as unavailable", "live_uring_allowed"),
+    Setting("LABKIT_TMPFS", "the tmpfs folder the live experiments use", "tmpfs_setting"),
+    Setting("LABKIT_NOTEBOOKS", "the notebooks labkit reproduce runs", "notebooks_setting"),
+    Setting("LABKIT_OUT", "output root of a reproduction (summary, figures)", "out_setting"),
+    Setting("LABKIT_NOTEBOOK", "the notebook a summary row comes from", "notebook_name"),
+)
+
+
+def _text(name: str) -> str:
+    """The value of a LABKIT_* variable ("" when unset)."""
+    return os.environ.get(name, "")
 
 
 def quick_mode(override: bool | None = None) -> bool:
     """True in quick mode: ``override`` if given, else ``LABKIT_QUICK`` is set and not "0"."""
     if override is not None:
         return bool(override)
-    return os.environ.get("LABKIT_QUICK", "") not in ("", "0")
+    return _text("LABKIT_QUICK") not in ("", "0")
+
+
+def data_dir_setting() -> Path | None:
+    """``$LABKIT_DATA`` (where results are written), or None when unset."""
+    text = _text("LABKIT_DATA")
+    return Path(text) if text else None
+
+
+def budget_setting() -> float | None:
+    """``$LABKIT_TIME_BUDGET`` in seconds, or None when unset.
+
+    Raises:
+        ValueError: naming the variable, for a value that is not a number of seconds > 0.
+    """
+    text = _text("LABKIT_TIME_BUDGET")
+    if not text:
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < 2**63 / 1e9:  # false for nan too
+        raise ValueError(f"LABKIT_TIME_BUDGET={text!r} is not a number of seconds > 0")
+    return seconds
+
+
+def ext_path() -> str | None:
+    """``$LABKIT_EXT_PATH``: the C core's .so to load instead of the installed one."""
+    return _text("LABKIT_EXT_PATH") or None
+
+
+def live_uring_allowed() -> bool:
+    """False when ``LABKIT_LIVE_URING=0`` switches the io_uring experiments off."""
+    return _text("LABKIT_LIVE_URING") != "0"
+
+
+def tmpfs_setting() -> Path | None:
+    """``$LABKIT_TMPFS``: the tmpfs folder to try first for the live experiments."""
+    text = _text("LABKIT_TMPFS")
+    return Path(text) if text else None
+
+
+def notebooks_setting() -> Path | None:
+    """``$LABKIT_NOTEBOOKS``: the folder of notebooks ``labkit reproduce`` runs."""
+    text = _text("LABKIT_NOTEBOOKS")
+    return Path(text) if text else None
+
+
+def out_setting() -> Path | None:
+    """``$LABKIT_OUT``: the output root of a reproduction (``labkit reproduce`` sets it)."""
+    text = _text("LABKIT_OUT")
+    return Path(text) if text else None
+
+
+def notebook_name() -> str:
+    """``$LABKIT_NOTEBOOK``: the notebook running now (set by ``labkit reproduce``), or ""."""
+    return _text("LABKIT_NOTEBOOK")
 
 
 def repo_root() -> Path:
@@ -69,14 +170,10 @@ def repo_root() -> Path:
 def checkout() -> Path | None:
     """The clone labkit runs from (editable install or ``PYTHONPATH``), or None if installed.
 
-    A clone is recognised by its ``pyproject.toml``, ``notebooks/`` and
-    ``data/published/`` beside the package.
+    A built labkit carries what it ships in ``labkit/_resources/``, which only
+    the build creates (setup.py); a package without it runs from its clone.
     """
-    root = repo_root()
-    if (root / "pyproject.toml").is_file() and (root / "notebooks").is_dir():
-        if (root / "data" / "published").is_dir():
-            return root
-    return None
+    return None if (PACKAGE_DIR / SHIPPED).is_dir() else repo_root()
 
 
 def resource(name: str) -> Path:
@@ -90,11 +187,11 @@ def resource(name: str) -> Path:
     Raises:
         KeyError: for an unknown name.
     """
-    rel = RESOURCES[name]
+    rel = RESOURCES[name].path
     root = checkout()
     if root is not None:
         return root / rel
-    shipped = resources.files("labkit").joinpath("_resources", *rel.split("/"))
+    shipped = resources.files("labkit").joinpath(SHIPPED, *rel.split("/"))
     # A wheel is installed unpacked (and the C core cannot be imported from a zip),
     # so the resource is a folder on disk.
     return Path(str(shipped))
@@ -107,9 +204,9 @@ def data_dir() -> Path:
     (git ignores it), else in the current directory.  Results go to
     ``<data dir>/results/<experiment>/``.
     """
-    env = os.environ.get("LABKIT_DATA")
-    if env:
-        return Path(env)
+    env = data_dir_setting()
+    if env is not None:
+        return env
     root = checkout()
     return (root if root is not None else Path.cwd()) / RESULTS_FOLDER
 
@@ -119,33 +216,12 @@ def reference_data_dir() -> Path:
     return resource("reference")
 
 
-def time_budget() -> float:
-    """The time budget of one timing batch, in seconds."""
-    from labkit._ffi import lib
-
-    return lib.lk_time_budget_ns() / 1e9
-
-
-def set_time_budget(seconds: float) -> float:
-    """Bound every later timing batch by ``seconds`` of wall time; returns the previous budget.
-
-    Raises:
-        ValueError: for a budget that is not a number of seconds > 0.
-    """
-    from labkit._ffi import check, lib
-
-    seconds = float(seconds)
-    if not 0 < seconds < 2**63 / 1e9 or math.isnan(seconds):
-        raise ValueError(f"time budget must be a number of seconds > 0, got {seconds}")
-    return check(lib.lk_set_time_budget_ns(max(1, int(seconds * 1e9))), "time budget") / 1e9
-
-
 @contextmanager
 def temporarily(setter: Callable[[T], T], value: T) -> Iterator[T]:
     """``setter(value)`` for a ``with`` block, then ``setter(previous)``.
 
     For the run-wide settings whose setter returns the previous value
-    (:func:`set_time_budget`, :func:`labkit.live.set_clock`).
+    (:func:`labkit.budget.set_time_budget`, :func:`labkit.live.set_clock`).
     """
     old = setter(value)
     try:
@@ -154,23 +230,13 @@ def temporarily(setter: Callable[[T], T], value: T) -> Iterator[T]:
         setter(old)
 
 
-def time_budget_of(seconds: float) -> AbstractContextManager[float]:
-    """Use a time budget of ``seconds`` inside a ``with`` block."""
-    return temporarily(set_time_budget, seconds)
-
-
 __all__ = [
-    "PACKAGE_DIR",
     "RESOURCES",
-    "RESULTS_FOLDER",
+    "SETTINGS",
     "checkout",
     "data_dir",
     "quick_mode",
     "reference_data_dir",
-    "repo_root",
     "resource",
-    "set_time_budget",
     "temporarily",
-    "time_budget",
-    "time_budget_of",
 ]

@@ -229,3 +229,66 @@ def test_no_syscall_argument_overflows(value):
                 assert value == 2**32, value
     finally:
         os.close(zfd)
+
+
+def test_segments_spanned_checks_its_range(mem_reg):
+    """Issue 24 item 8: OverflowError, and 4,503,599,627,370,497 segments for a 3-bvec buffer."""
+    mem = labkit.UserMemory()
+    m = mem.map(4 * labkit.PAGE_SIZE)
+    reg = labkit.register_buffer(mem, m.addr + 100, 2 * labkit.PAGE_SIZE)  # 3 bvecs
+    assert reg.nr_bvecs == 3
+    assert reg.segments_spanned(0, reg.length) == 3 and reg.segments_spanned(5, 0) == 0
+    for off, ln in ((2**64, 1), (0, 2**64), (2**63, 2**63), (reg.length, 1), (1, reg.length)):
+        assert _errno_of(lambda off=off, ln=ln: reg.segments_spanned(off, ln)) == errno.EFAULT
+    for off, ln in ((-1, 1), (0, -1)):
+        assert _errno_of(lambda off=off, ln=ln: reg.segments_spanned(off, ln)) == errno.EFAULT
+    for off, ln in ((0.0, 1), (0, 1.5), ("0", 1)):
+        with pytest.raises(TypeError):
+            reg.segments_spanned(off, ln)
+
+
+@pytest.mark.parametrize("direction", [1.0, 0.0, "1", None, 2, -1])
+def test_direction_is_an_integer_0_or_1(direction):
+    """Issue 24 item 8: direction=1.0 was accepted."""
+    from labkit.core.iter_args import direction_arg
+
+    with pytest.raises((TypeError, ValueError)):
+        direction_arg(direction)
+    mem = labkit.UserMemory()
+    m = mem.map(labkit.PAGE_SIZE)
+    with pytest.raises((TypeError, ValueError)):
+        labkit.import_ubuf(direction, mem, m.addr, 16)
+
+
+def test_direction_takes_the_enum_and_integers():
+    from labkit.core.iter_args import Direction, direction_arg
+
+    assert direction_arg(ITER_DEST) is Direction.DEST
+    assert direction_arg(1) is Direction.SOURCE and direction_arg(np.int64(0)) is Direction.DEST
+
+
+def test_a_folio_sits_at_one_index_of_a_page_cache():
+    """Issue 24 item 8: the same Folio could be added at two indices."""
+    from labkit.core.folio import Folio
+    from labkit.core.pagecache import PageCache
+
+    cache = PageCache()
+    folio = Folio.alloc(0)
+    cache.add(3, folio)
+    with pytest.raises(ValueError, match="already"):
+        cache.add(7, folio)
+    assert cache.add(8, Folio.alloc(0)) is not folio
+
+
+def test_folio_queue_capacity_takes_integer_slots():
+    """Issue 24 item 8: FolioQueue.capacity accepted a float slot (31.0)."""
+    from labkit.core.folioq import NR_SLOTS, FolioQueue
+
+    fq = FolioQueue()
+    fq.append(0)
+    assert fq.capacity(0, NR_SLOTS) == 0 and fq.capacity(0, 0) == labkit.PAGE_SIZE
+    for slot in (float(NR_SLOTS), 0.0, "0"):
+        with pytest.raises(TypeError):
+            fq.capacity(0, slot)
+    with pytest.raises(TypeError):
+        fq.capacity(0.0, 0)

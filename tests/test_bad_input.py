@@ -1,6 +1,6 @@
 """Bad input never crashes: the hostile-argument driver runs in a subprocess.
 
-tests/bad_input_driver.py throws arbitrary integers (negative, huge, 2**64,
+labkit/testing/bad_input_driver.py throws arbitrary integers (negative, huge, 2**64,
 2**100), wrong types and unmapped addresses at the public API.  It runs in a
 child process so that a segfault or an abort in the C core fails this test
 (with the signal named) instead of taking pytest down; inside, only OSError,
@@ -9,41 +9,19 @@ ValueError (IterMisuseError included) and TypeError may come out.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
+
+from childproc import describe, run_python
 
 from labkit.config import quick_mode
 
-DRIVER = Path(__file__).with_name("bad_input_driver.py")
+DRIVER = ["-m", "labkit.testing.bad_input_driver"]
 
 
 def run_driver(examples: int, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = os.environ.copy()
-    # the labkit of this checkout, not whichever the interpreter would find first
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(DRIVER.parent.parent), env.get("PYTHONPATH")) if p
-    )
-    return subprocess.run(
-        [sys.executable, str(DRIVER), str(examples)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-    )
-
-
-def describe(proc: subprocess.CompletedProcess) -> str:
-    if proc.returncode < 0:
-        what = f"killed by {signal.Signals(-proc.returncode).name}"
-    else:
-        what = f"exit status {proc.returncode}"
-    return (
-        f"bad-input driver {what}\n--- stdout\n{proc.stdout[-3000:]}\n"
-        f"--- stderr\n{proc.stderr[-6000:]}"
-    )
+    return run_python([*DRIVER, str(examples)], timeout=timeout)
 
 
 def test_hostile_arguments_raise_only_documented_exceptions():

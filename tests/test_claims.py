@@ -114,7 +114,7 @@ FAKE = claims.Experiment(
     id="R9.fake",
     params=Fake,
     measure=fake_measure,
-    budget=lambda quick: Budget(2, 4, 600.0, None),  # no limit by time: runs only
+    budget=lambda quick: Budget(min_runs=2, max_runs=4, budget_s=600.0, extra=None),  # runs only
     decided_by="R9.ratio",
 )
 BANDS = {

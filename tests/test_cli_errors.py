@@ -1,9 +1,9 @@
 """Bad command-line input and environment: one clear line and a status, never a traceback.
 
 Each case runs ``python -m labkit.cli`` in a child process (a bad
-LABKIT_EXT_PATH fails while labkit is imported, before any of the CLI's own
-code runs).  The checks of ``--cpu`` and ``LABKIT_DATA`` come before the
-benchmark measures anything, so its results can no longer be lost to them.
+LABKIT_EXT_PATH fails when the command first uses the model).  The checks of
+``--cpu`` and ``LABKIT_DATA`` come before the benchmark measures anything, so
+its results can no longer be lost to them.
 """
 
 from __future__ import annotations
@@ -87,13 +87,17 @@ def test_a_bad_labkit_ext_path(tmp_path, kind):
     assert err.startswith("labkit: LABKIT_EXT_PATH=") and str(path) in err
 
 
-def test_a_library_user_still_gets_the_exception(tmp_path):
-    """Only an uncaught CoreLoadError is shortened to one line; it can still be caught."""
+def test_a_library_user_gets_the_exception_at_first_use(tmp_path):
+    """A script gets CoreLoadError (an ImportError) when it first uses the model, with
+    sys.excepthook untouched: only the labkit command shortens it to one line."""
     code = (
+        "import sys\n"
+        "import labkit\n"
+        "hook = sys.excepthook\n"
         "try:\n"
-        "    import labkit\n"
+        "    labkit.IovIter\n"
         "except ImportError as exc:\n"
-        "    print(type(exc).__name__, 'caught')\n"
+        "    print(type(exc).__name__, 'caught', sys.excepthook is hook is sys.__excepthook__)\n"
     )
     proc = _run(["-c", code], LABKIT_EXT_PATH=str(tmp_path / "nope.so"))
-    assert proc.returncode == 0 and "CoreLoadError caught" in proc.stdout, describe(proc)
+    assert proc.returncode == 0 and "CoreLoadError caught True" in proc.stdout, describe(proc)

@@ -59,3 +59,13 @@ def test_runs_read_the_users_and_the_reference_results(monkeypatch, tmp_path):
     assert results.runs("ubuf-callgrind") == sorted(
         [*reference, mine], key=lambda p: (p.name, str(p))
     )
+
+
+def test_a_built_package_is_known_by_its_shipped_folder(monkeypatch, tmp_path):
+    """Only a build creates labkit/_resources/: with it, labkit is installed, not a clone."""
+    pkg = tmp_path / "site-packages" / "labkit"
+    pkg.mkdir(parents=True)
+    monkeypatch.setattr(config, "PACKAGE_DIR", pkg)
+    assert config.checkout() == pkg.parent
+    (pkg / config.SHIPPED).mkdir()
+    assert config.checkout() is None

@@ -1,4 +1,4 @@
-"""Property tests: random segment layouts and operation sequences against tests/oracle.py.
+"""Property tests: random segment layouts and operation sequences against labkit.testing.oracle.
 
 The second half does the same for XARRAY and FOLIOQ: random page caches (with
 holes, folios of order 0..2) and folio queues (up to 40 folios, so that walks
@@ -25,7 +25,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracle import (
+
+import labkit
+from labkit.config import quick_mode
+from labkit.testing.oracle import (
     FOLIOQ_NR_SLOTS,
     MAX_RW_COUNT,
     FolioqOracle,
@@ -34,9 +37,6 @@ from oracle import (
     Seg,
     XarrayOracle,
 )
-
-import labkit
-from labkit.config import quick_mode
 
 settings.register_profile(
     "full",

@@ -3,7 +3,7 @@
 cffi releases the GIL in every C call, so threads sharing one IovIter really
 run the C core at the same time; every operation on one iterator is atomic
 (it holds the iterator's lock across its C call).  The hammering runs in a
-child process (tests/iter_threads_driver.py): before the lock, the UBUF over
+child process (labkit/testing/iter_threads_driver.py): before the lock, the UBUF over
 a numpy array crashed it (SIGSEGV), and the user-backed imports overwrote the
 guard regions around their segment with no error.
 """
@@ -14,17 +14,17 @@ import threading
 
 import numpy as np
 import pytest
-from childproc import HERE, describe, run_python
+from childproc import describe, run_python
 
 import labkit
 from labkit import ITER_DEST, ITER_SOURCE, IovIter
 
-DRIVER = HERE / "iter_threads_driver.py"
+DRIVER = ["-m", "labkit.testing.iter_threads_driver"]
 
 
 @pytest.mark.parametrize("kind", ["ubuf", "iovec", "iovec63"])
 def test_threads_on_one_iterator_write_nothing_outside_it(kind):
-    proc = run_python([str(DRIVER), kind, "1.5"])
+    proc = run_python([*DRIVER, kind, "1.5"])
     assert proc.returncode == 0, describe(proc)
     assert " 0 stray bytes" in proc.stdout
 

@@ -5,7 +5,7 @@ and from an ext4 file, writev/pwritev2 to a memfd, process_vm_readv and
 process_vm_writev on this process, vmsplice into a pipe) and to labkit's import_iovec +
 copy_to_iter/copy_from_iter, over the same addresses of a labkit.UserMemory,
 and compares the return value or errno and every readable byte of the memory
-(or file) written, bytes outside the segments included.  tests/kernel_diff.py
+(or file) written, bytes outside the segments included.  labkit/testing/kernel_diff.py
 holds the harness and, in its docstring, why each comparison is exact.
 
 The same cases also run through labkit's 6.3 import: it must agree with the
@@ -24,13 +24,13 @@ from __future__ import annotations
 import errno
 import os
 
-import kernel_diff as kd
 import pytest
 
 import labkit
 from labkit.config import quick_mode
 from labkit.core.memory import PROT_NONE, PROT_READ, PROT_RW, USER_PTR_MAX
 from labkit.measure.runner import DEFAULT_SEED
+from labkit.testing import kernel_diff as kd
 
 PAGE = labkit.PAGE_SIZE
 

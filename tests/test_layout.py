@@ -26,7 +26,10 @@ LAYERS: dict[str, int] = {
     # 0: the C module's loader, argument checks, run-wide settings, exceptions
     "_ffi": 0,
     "_args": 0,
+    "_files": 0,
     "_build": 0,
+    "_extras": 0,
+    "budget": 0,
     "config": 0,
     "errors": 0,
     "buildinfo": 0,
@@ -48,6 +51,8 @@ LAYERS: dict[str, int] = {
     "claims": 6,
     # 7: the command line
     "cli": 7,
+    # 8: harnesses of the suite and benchmarks/ (labkit.testing); nothing imports them
+    "testing": 8,
 }
 
 #: Imports between two groups of one layer, and why.
@@ -60,7 +65,11 @@ ALLOWED_SIDEWAYS: dict[tuple[str, str], str] = {
 
 #: Modules still over MAX_LINES (each must really be over it, so the list cannot go stale).
 MAX_LINES = 500
-OVER_LIMIT: set[str] = set()  # issue 10 split the last ones (fixed_seek.py, workers.py)
+OVER_LIMIT: set[str] = {  # moved from tests/ as they were; to be split
+    "labkit/testing/kernel_diff.py",
+    "labkit/testing/oracle.py",
+    "labkit/testing/fuzz_driver.py",
+}
 
 #: Notebooks ruff checks: all of them.
 NOTEBOOKS_LINTED = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -37,6 +38,29 @@ def _damage(path, how: str) -> None:
         record = json.loads(path.with_suffix(".json").read_text())
         record["experiment"] = "something-else"
         path.with_suffix(".json").write_text(json.dumps(record))
+    elif how in ("fifo-csv", "fifo-json"):
+        target = path if how == "fifo-csv" else path.with_suffix(".json")
+        target.unlink()
+        os.mkfifo(target)  # opened for reading, a FIFO would wait for a writer forever
+    elif how in ("dev-zero-csv", "dev-zero-json"):
+        target = path if how == "dev-zero-csv" else path.with_suffix(".json")
+        target.unlink()
+        target.symlink_to("/dev/zero")  # endless: read whole, a MemoryError
+    elif how == "huge-csv":
+        os.truncate(path, results.MAX_CSV_BYTES + 1)  # sparse: no disk used
+    elif how == "deep-json":
+        path.with_suffix(".json").write_text("[" * 100_000 + "]" * 100_000)
+    elif how == "host-list":
+        record = json.loads(path.with_suffix(".json").read_text())
+        record["env"]["hostname"] = ["a", "b"]
+        path.with_suffix(".json").write_text(json.dumps(record))
+    elif how == "saved-run-column":
+        lines = text.splitlines(keepends=True)
+        lines = [lines[0].rstrip("\n") + ",saved_run\n"] + [
+            x.rstrip("\n") + ",x\n" for x in lines[1:]
+        ]
+        path.write_text("".join(lines))
+        path.with_suffix(".json").unlink()
     elif how == "bad-numbers":
         lines = text.splitlines(keepends=True)
         lines[1] = lines[1].replace("1.5", "fast", 1)
@@ -55,6 +79,14 @@ DAMAGE = [
     "other-schema",
     "other-experiment",
     "bad-numbers",
+    "fifo-csv",
+    "fifo-json",
+    "dev-zero-csv",
+    "dev-zero-json",
+    "huge-csv",
+    "deep-json",
+    "host-list",
+    "saved-run-column",
 ]
 
 

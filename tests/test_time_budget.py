@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import labkit
-from labkit import ITER_DEST, ITER_SOURCE, IovIter, config, live
+from labkit import ITER_DEST, ITER_SOURCE, IovIter, budget, live
 from labkit.measure import timers
 from labkit.models import ubuf
 
@@ -35,7 +35,7 @@ PROBE = live.probe()
 def _stops(fn: Callable[[], object]) -> None:
     """``fn`` (a huge batch) raises OSError(ETIMEDOUT) under a small budget, promptly."""
     start = time.monotonic()
-    with config.time_budget_of(BUDGET), pytest.raises(OSError) as err:
+    with budget.time_budget_of(BUDGET), pytest.raises(OSError) as err:
         fn()
     assert err.value.errno == errno.ETIMEDOUT, err.value
     assert "time budget" in str(err.value)
@@ -131,14 +131,14 @@ def test_the_c_kernels_refuse_iters_zero_themselves():
 
 
 def test_budget_setting():
-    before = config.time_budget()
+    before = budget.time_budget()
     assert before > 0
-    with config.time_budget_of(1.5):
-        assert config.time_budget() == pytest.approx(1.5)
-    assert config.time_budget() == pytest.approx(before)
+    with budget.time_budget_of(1.5):
+        assert budget.time_budget() == pytest.approx(1.5)
+    assert budget.time_budget() == pytest.approx(before)
     for bad in (0, -1, float("nan"), float("inf")):
         with pytest.raises(ValueError):
-            config.set_time_budget(bad)
+            budget.set_time_budget(bad)
     # a normal batch is far inside the budget
     assert np.isfinite(timers.time_empty(1000))
 
@@ -178,11 +178,27 @@ def test_ctrl_c_interrupts_a_huge_batch():
 
 
 def test_budget_from_the_environment():
+    """LABKIT_TIME_BUDGET is read when a batch needs it: the first batch stops at it."""
     child = _child(
-        "from labkit import config; print(config.time_budget())", LABKIT_TIME_BUDGET="2.5"
+        f"from labkit.measure import timers\ntry:\n    timers.time_empty({HUGE})\n"
+        "except TimeoutError as exc:\n    print(exc)\n",
+        LABKIT_TIME_BUDGET="0.2",
+    )
+    out, err = child.communicate(timeout=WALL_LIMIT)
+    assert "time budget of 0.2 s" in out, err
+    child = _child(
+        "from labkit import budget; print(budget.time_budget())", LABKIT_TIME_BUDGET="2.5"
     )
     out, err = child.communicate(timeout=WALL_LIMIT)
     assert float(out) == pytest.approx(2.5), err
-    child = _child("import labkit", LABKIT_TIME_BUDGET="soon")
-    _, err = child.communicate(timeout=WALL_LIMIT)
-    assert child.returncode != 0 and "LABKIT_TIME_BUDGET" in err
+
+
+def test_a_bad_budget_setting_fails_the_batch_not_the_import():
+    code = (
+        "import labkit\nfrom labkit.measure import timers\nprint('imported', flush=True)\n"
+        "timers.time_empty(10)\n"
+    )
+    child = _child(code, LABKIT_TIME_BUDGET="soon")
+    out, err = child.communicate(timeout=WALL_LIMIT)
+    assert out.strip() == "imported", err
+    assert child.returncode != 0 and "ValueError: LABKIT_TIME_BUDGET='soon'" in err

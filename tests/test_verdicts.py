@@ -147,3 +147,64 @@ def test_judge_says_what_it_would_take():
     assert verdict(3.0, 2.6, 3.4, 2.5, 3.5).shrink is None
     assert report.judge(None, band).verdict == "not measured"
     assert report.judge(e, None).verdict == "not measured"
+
+
+# ---- not comparable (decided from the declared setups, before measuring) -----------
+
+
+def test_not_comparable_setups_shipped():
+    from labkit.measure import setups
+
+    rows = setups.load()
+    assert {m.claim for m in rows} >= {"R3.ubuf_gain", "R3.read_gain", "R1.walk_tail_ns"}
+    assert all(m.to_compare and m.published and m.labkit for m in rows)
+    # R3's device peak is never comparable; R1's tail only in quick mode (64 MiB vs 1 GiB)
+    assert setups.mismatches("R3.ubuf_gain", quick=False)
+    assert setups.mismatches("R3.ubuf_gain", quick=True)
+    assert setups.mismatches("R1.walk_tail_ns", quick=True)
+    assert not setups.mismatches("R1.walk_tail_ns", quick=False)
+    assert not setups.mismatches("R2.saved_share", quick=True)  # read-zero is R2's own setup
+
+
+def test_not_comparable_beats_any_interval():
+    from labkit.measure import setups
+    from labkit.measure.verdicts import NOT_COMPARABLE, VERDICTS, judge
+
+    band = type("B", (), {"low": 5.0, "high": 6.8, "effect": 5.8, "unit": "%"})()
+    inside = type(
+        "E",
+        (),
+        {
+            "estimate": 5.5,
+            "ci_low": 5.4,
+            "ci_high": 5.6,
+            "noise": 0.01,
+            "confidence": 0.95,
+            "n_runs": 6,
+            "brief": lambda self: "5.5 [5.4, 5.6]",
+        },
+    )()
+    v = judge(inside, band, setup=setups.mismatches("R3.read_gain", quick=False))
+    assert v.verdict == NOT_COMPARABLE and NOT_COMPARABLE in VERDICTS
+    assert "24 NVMe drives" in v.reason and "to compare:" in v.reason
+    assert "5.5 [5.4, 5.6] %" in v.reason  # labkit's figure still shown
+    assert judge(inside, band, setup=[]).verdict == "reproduced"
+
+
+def test_setups_file_checked(tmp_path):
+    import pytest
+
+    from labkit.measure import setups
+    from labkit.measure.verdicts import not_comparable
+
+    bad = tmp_path / "s.csv"
+    bad.write_text(
+        "claim,aspect,published,labkit,when,to_compare,source\nR9.x,size,a,b,sometimes,c,d\n"
+    )
+    with pytest.raises(ValueError, match="when must be one of"):
+        setups.load(bad)
+    bad.write_text("claim,aspect\nR9.x,size\n")
+    with pytest.raises(ValueError, match="no column"):
+        setups.load(bad)
+    with pytest.raises(ValueError):
+        not_comparable("", "x")

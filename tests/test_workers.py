@@ -200,3 +200,79 @@ def test_the_environment_record_states_the_measuring_threads():
     rec = envinfo.measuring_threads()
     assert rec["worker"] == 1 and rec["worker_io_threads"] == 0
     assert rec["this_process"] >= 1 and "worker" in rec["how"]
+
+
+# ---- issue 24 item 5: nothing measured is lost; nothing is left behind -----------------
+
+
+@pytest.mark.parametrize("how", ["kill", "exit0", "raise", "hang"])
+def test_finished_runs_survive_a_later_failure(tmp_path, how):
+    """Runs 1 and 2 finished; run 3 is SIGKILLed, exits 0 without rows, raises or hangs."""
+    kwargs = {"counter": str(tmp_path / "n"), "how": how}
+    with pytest.raises(workers.WorkerError) as info:
+        workers.run_in_workers(T + "fails_on_third", kwargs, runs=3, timeout=20)
+    err = info.value
+    assert err.run == 2
+    assert list(err.partial["run"]) == [0, 1] and list(err.partial["ns"]) == [0.0, 1.0]
+    assert "runs 1-2 of 3 finished" in str(err) and ".partial" in str(err)
+
+
+def test_rows_whose_keys_differ_fail_naming_the_difference(tmp_path):
+    kwargs = {"counter": str(tmp_path / "n"), "how": "keys"}
+    with pytest.raises(workers.WorkerError, match="'extra'") as info:
+        workers.run_in_workers(T + "fails_on_third", kwargs, runs=3)
+    assert "run 3" in str(info.value) and "run 1" in str(info.value)
+    assert list(info.value.partial["run"]) == [0, 1]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"  # a zombie: dead
+    except FileNotFoundError:
+        return True
+
+
+def test_a_timeout_ends_the_workers_whole_process_group(tmp_path):
+    pidfile = tmp_path / "child.pid"
+    with pytest.raises(workers.WorkerTimeout):
+        workers.run_in_workers(
+            T + "hangs_with_a_child", {"pidfile": str(pidfile)}, runs=1, timeout=8
+        )
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while not _gone(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if not _gone(child):
+        os.kill(child, 9)
+        pytest.fail(f"the worker's child {child} survived the worker's timeout")
+
+
+def test_temporary_folders_of_a_killed_parent_are_removed(tmp_path, monkeypatch):
+    """A SIGKILLed parent left /tmp/labkit-workers-* behind; the next run removes it."""
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import worker_targets\n"
+        "from labkit.measure import workers\n"
+        "workers.run_in_workers('test.sleeps', {'seconds': 60}, runs=1, timeout=120)\n"
+    )
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    here = os.path.dirname(__file__)
+    parent = subprocess.Popen([sys.executable, "-c", code, here], env=env)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("labkit-workers-*/run0.spec.json")):
+        assert time.monotonic() < deadline and parent.poll() is None
+        time.sleep(0.1)
+    time.sleep(0.5)
+    parent.send_signal(signal.SIGKILL)
+    parent.wait()
+    assert list(tmp_path.glob("labkit-workers-*"))  # left behind by the kill
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    df = workers.run_in_workers(T + "rows", runs=1)
+    assert len(df) and list(tmp_path.glob("labkit-workers-*")) == []

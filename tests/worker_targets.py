@@ -91,3 +91,41 @@ def rotated_rows() -> runner.Rows:
     """Three variants, rotated: the order the rows come in is the order they ran."""
     variants = {name: (lambda: 1.0) for name in ("a", "b", "c")}
     return runner.measure("rot", variants, repeats=2, warmup=0, rotate=True)
+
+
+def _next_run(counter: str) -> int:
+    """0, 1, 2, ...: how many workers called this before (a file of one byte per call)."""
+    with open(counter, "ab") as f:
+        f.write(b"x")
+    return os.path.getsize(counter) - 1
+
+
+@workers.target("test.fails_on_third")
+def fails_on_third(counter: str, how: str) -> runner.Rows:
+    """Rows for runs 0 and 1; run 2 dies, hangs, exits 0 without rows, raises or changes keys."""
+    k = _next_run(counter)
+    if k == 2:
+        if how == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        elif how == "hang":
+            time.sleep(600)
+        elif how == "exit0":
+            os._exit(0)
+        elif how == "raise":
+            raise ValueError("the third run fails")
+        elif how == "keys":
+            return [{"ns": 3.0, "extra": 1}]
+    return [{"ns": float(k)}]
+
+
+@workers.target("test.hangs_with_a_child")
+def hangs_with_a_child(pidfile: str) -> runner.Rows:
+    """Start a child that would outlive this worker, say its pid, then hang."""
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "600"])
+    with open(pidfile + ".tmp", "w") as f:
+        f.write(str(child.pid))
+    os.replace(pidfile + ".tmp", pidfile)
+    time.sleep(600)
+    return []

@@ -21,7 +21,7 @@ from labkit.experiments import callgrind, live_kernel, ubuf_import
 from labkit.experiments.params import Params
 from labkit.measure import stats
 from labkit.measure.resampling import Estimate
-from labkit.measure.sequential import Budget
+from labkit.measure.sequential import FULL_MIN_RUNS, Budget
 
 #: The live A/B of R2: (UBUF side, IOVEC side).
 UBUF, IOVEC = "readv1", "readv_empty"
@@ -59,7 +59,7 @@ class LiveAB(Params):
 class LiveVariants(LiveAB):
     """Notebook 04's table: all five read variants, on /dev/zero and on a tmpfs file."""
 
-    names: tuple[str, ...] = tuple(live_kernel.SYSCALL_VARIANTS)
+    names: tuple[str, ...] = ("read", UBUF, IOVEC, "readv_split", "preadv2")
     targets: tuple[str, ...] = tuple(live_kernel.TARGETS)
 
     @classmethod
@@ -72,8 +72,15 @@ class LiveVariants(LiveAB):
 
 
 def live_budget(quick: bool) -> Budget:
-    """Runs of a live A/B: at least 2 (quick) or 6 (full), more while undecided."""
-    return live_kernel.live_runs(quick)
+    """Independent runs of a live experiment behind a headline figure: at least 2 (quick)
+    or :data:`~labkit.measure.sequential.FULL_MIN_RUNS` (full); more while the verdict is
+    undecided: quick, up to 3 runs, 8 s and half the time the first runs took; full,
+    doubling the runs at each look (6, 12, 24, 48) up to 48 runs or 60 s: a live effect of
+    a few percent needs tens of runs to be decided on a shared 2-core VM, and a run of an
+    A/B takes about a second."""
+    if quick:
+        return Budget(min_runs=2, max_runs=3, budget_s=8.0)
+    return Budget(min_runs=FULL_MIN_RUNS, max_runs=48, budget_s=60.0, extra=None, doubling=True)
 
 
 def measure_syscalls(p: LiveAB, runs: int) -> pd.DataFrame:
@@ -111,46 +118,25 @@ LIVE_VARIANTS = Experiment(
 )
 
 
-@dataclass(frozen=True)
-class Model(Params):
-    """The model experiments of notebook 03: calls per batch, rounds kept per run (16 or 60
-    in all, shared out over the runs), warm-up rounds per run, the deferral rates swept."""
-
-    iters: int
-    repeats: int
-    warmup: int
-    defer_rates: tuple[float, ...]
-
-    @classmethod
-    def quick(cls) -> Model:
-        repeats = model_budget(True).share(16, 1)
-        return cls(iters=2_000, repeats=repeats, warmup=1, defer_rates=(0.0, 0.1, 1.0))
-
-    @classmethod
-    def full(cls) -> Model:
-        rates = (0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
-        return cls(
-            iters=20_000, repeats=model_budget(False).share(60, 1), warmup=1, defer_rates=rates
-        )
+#: The model experiments' sizes: calls per batch, rounds per run, deferral rates.
+Model = ubuf_import.ModelParams
 
 
 def model_budget(quick: bool) -> Budget:
     """The model experiments decide no verdict: 2 runs (quick) or 3 (full)."""
-    return ubuf_import.runs_budget(quick)
-
-
-def _plan(p: Model, runs: int) -> ubuf_import.Plan:
-    return ubuf_import.Plan(p.iters, p.repeats, p.warmup, p.defer_rates)
+    if quick:
+        return Budget(min_runs=2, max_runs=2, budget_s=8.0)
+    return Budget(min_runs=3, max_runs=3, budget_s=30.0)
 
 
 def measure_read_zero(p: Model, runs: int) -> pd.DataFrame:
     """(b) R2's read-zero in the model: read, readv 6.3, readv 6.4, the live proxy."""
-    return ubuf_import.run_read_zero(_plan(p, runs), runs=runs)
+    return ubuf_import.run_read_zero(p, runs=runs)
 
 
 def measure_mechanics(p: Model, runs: int) -> pd.DataFrame:
     """(a) the iterator mechanics alone: import one iovec, advance over it, 6.3 vs 6.4."""
-    return ubuf_import.run_mechanics(_plan(p, runs), runs=runs)
+    return ubuf_import.run_mechanics(p, runs=runs)
 
 
 MODEL_READ_ZERO = Experiment(
@@ -194,7 +180,7 @@ def callgrind_unavailable(p: Callgrind) -> str:
 
 def once(quick: bool) -> Budget:
     """One run: a count of instructions has no spread to look at."""
-    return Budget(1, 1, 600.0)
+    return Budget(min_runs=1, max_runs=1, budget_s=600.0)
 
 
 def measure_callgrind_ubuf(p: Callgrind, runs: int) -> pd.DataFrame:

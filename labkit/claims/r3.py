@@ -79,8 +79,12 @@ class PeakSweep(Peak):
 
 
 def sweep_budget(quick: bool) -> Budget:
-    """The depth sweep takes the first runs only (its verdict is judged on them)."""
-    return live_kernel.peak_runs(quick)
+    """The depth sweep (the longest experiment) takes the first runs of a live budget only:
+    its verdict is judged on them."""
+    first = live_budget(quick)
+    return Budget(
+        min_runs=first.min_runs, max_runs=first.min_runs, budget_s=first.budget_s, extra=0.0
+    )
 
 
 def measure_peak(p: Peak, runs: int) -> pd.DataFrame:
@@ -184,7 +188,7 @@ def measure_qd1(p: QD1, runs: int) -> pd.DataFrame:
 
 def one_run(quick: bool) -> Budget:
     """One run: a detour shown, judged by no claim."""
-    return Budget(1, 1, 600.0)
+    return Budget(min_runs=1, max_runs=1, budget_s=600.0)
 
 
 QD1_AB = Experiment(
@@ -214,8 +218,7 @@ TMPFS = Experiment(
 
 def measure_uring_model(p: Model, runs: int) -> pd.DataFrame:
     """(c) the io_uring request model, once per deferral rate."""
-    plan = ubuf_import.Plan(p.iters, p.repeats, p.warmup, p.defer_rates)
-    return ubuf_import.run_uring(plan, runs=runs)
+    return ubuf_import.run_uring(p, runs=runs)
 
 
 MODEL_URING = Experiment(

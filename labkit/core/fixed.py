@@ -55,6 +55,7 @@ buggy or not, is bounded so that no copy can leave the registered memory.
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -63,7 +64,7 @@ import numpy as np
 from labkit._args import SIZE_MAX, address_arg, int_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.iov_iter import IovIter, direction_arg
-from labkit.core.memory import Mapping, UserMemory
+from labkit.core.memory import UserMapping, UserMemory
 
 SEEKS: dict[str, int] = {
     "walk-2019": lib.LK_SEEK_WALK_2019,
@@ -111,7 +112,7 @@ class RegisteredBuffer:
         folio_shift: log2 of the size of each (non-first, non-last) bvec.
     """
 
-    def __init__(self, c_buf: Any, mem: UserMemory, mappings: list[Mapping]) -> None:
+    def __init__(self, c_buf: Any, mem: UserMemory, mappings: list[UserMapping]) -> None:
         """Wrap a C ``struct lk_fixed_buf`` (internal: use :func:`register_buffer`)."""
         self._buf = c_buf
         self._mem = mem
@@ -160,8 +161,22 @@ class RegisteredBuffer:
         return np.frombuffer(ffi.buffer(ptr, self.length), dtype=np.uint8)
 
     def segments_spanned(self, offset: int, length: int) -> int:
-        """How many bvecs a read of ``length`` bytes at byte ``offset`` touches (0 if empty)."""
-        if length <= 0:
+        """How many bvecs a read of ``length`` bytes at byte ``offset`` touches (0 if empty).
+
+        Raises:
+            TypeError: for an offset or length that is not an integer.
+            OSError: EFAULT for a range outside the buffer (as io_import_fixed).
+        """
+        where = "segments_spanned"
+        offset = int_arg(offset, f"{where}: offset", 0, SIZE_MAX, err=errno.EFAULT)
+        length = int_arg(length, f"{where}: length", 0, SIZE_MAX, err=errno.EFAULT)
+        if offset + length > self.length or (length == 0 and offset > self.length):
+            raise OSError(
+                errno.EFAULT,
+                f"{os.strerror(errno.EFAULT)}: {where}: {length} bytes at offset {offset} are "
+                f"outside the {self.length}-byte buffer",
+            )
+        if length == 0:
             return 0
         return self._bvec_index(offset + length - 1) - self._bvec_index(offset) + 1
 
@@ -240,7 +255,8 @@ def register_buffer(
     return RegisteredBuffer(c_buf, mem, covered)
 
 
-def _seek_arg(seek: str) -> int:
+def seek_id(seek: str) -> int:
+    """The C id of the seek named ``seek`` (one of :data:`SEEKS`); ValueError otherwise."""
     try:
         return SEEKS[seek]
     except (KeyError, TypeError):
@@ -261,7 +277,8 @@ def _bugs_arg(bugs: Iterable[str], seek: str) -> int:
     return flags
 
 
-def _reg_arg(reg: Any) -> RegisteredBuffer:
+def check_registered(reg: Any) -> RegisteredBuffer:
+    """``reg`` if it is a :class:`RegisteredBuffer`; TypeError otherwise."""
     if not isinstance(reg, RegisteredBuffer):
         raise TypeError(f"reg must be a RegisteredBuffer, not {type(reg).__name__}")
     return reg
@@ -302,8 +319,8 @@ def io_import_fixed(
         ValueError: for an unknown seek or bug, or a bug with the wrong seek.
     """
     d = direction_arg(direction)
-    reg = _reg_arg(reg)
-    s = _seek_arg(seek)
+    reg = check_registered(reg)
+    s = seek_id(seek)
     flags = _bugs_arg(bugs, seek)
     addr = address_arg(addr, "io_import_fixed: address")
     length = int_arg(length, "io_import_fixed: length", 0, SIZE_MAX, err=errno.EFAULT)

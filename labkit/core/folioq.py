@@ -22,7 +22,7 @@ import operator
 import threading
 from typing import TYPE_CHECKING, Any
 
-from labkit._args import size_arg
+from labkit._args import int_arg, size_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.folio import PAGE_SIZE, Folio, FolioHolder, order_arg
 from labkit.core.iter_args import direction_arg
@@ -184,7 +184,7 @@ class FolioQueue(FolioHolder):
     def capacity(self, segment: int = 0, slot: int = 0, offset: int = 0) -> int:
         """Bytes from (segment, slot, offset) to the end of the last slot filled
         (slot may be 31: past the segment's last slot)."""
-        slot = NR_SLOTS if slot == NR_SLOTS else self._slot_arg(slot)
+        slot = self._slot_arg(slot, past_end=True)
         with self.lock:
             return int(lib.lk_folioq_capacity(self._seg(segment), slot, size_arg(offset)))
 
@@ -234,14 +234,10 @@ class FolioQueue(FolioHolder):
         return k
 
     @staticmethod
-    def _slot_arg(slot: Any) -> int:
-        try:
-            k = operator.index(slot)
-        except TypeError:
-            raise TypeError(f"slot must be an integer, not {type(slot).__name__}") from None
-        if not 0 <= k < NR_SLOTS:
-            raise ValueError(f"slot {slot} is not in 0..{NR_SLOTS - 1}")
-        return k
+    def _slot_arg(slot: Any, past_end: bool = False) -> int:
+        """A slot index, 0..NR_SLOTS-1 (NR_SLOTS too if ``past_end``): integers only."""
+        top = NR_SLOTS if past_end else NR_SLOTS - 1
+        return int_arg(slot, "slot", 0, top)
 
     def _seg(self, segment: Any) -> Any:
         return self._segs[self._seg_index_arg(segment)]

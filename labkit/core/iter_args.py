@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from labkit._args import index_arg
 from labkit._ffi import ffi, lib
 
 TYPE_NAMES = {
@@ -45,9 +46,17 @@ ITER_SOURCE = Direction.SOURCE
 
 
 def direction_arg(direction: Any) -> Direction:
-    """Validate a direction (ITER_DEST or ITER_SOURCE, or 0/1)."""
+    """Validate a direction (ITER_DEST or ITER_SOURCE, or the integers 0/1).
+
+    Raises:
+        TypeError: for a direction that is not an integer (1.0, "1", None).
+        ValueError: for an integer other than 0 and 1.
+    """
+    if isinstance(direction, Direction):
+        return direction
+    n = index_arg(direction, "direction")
     try:
-        return Direction(direction)
+        return Direction(n)
     except ValueError:
         raise ValueError(
             f"direction must be ITER_DEST (0) or ITER_SOURCE (1), got {direction!r}"

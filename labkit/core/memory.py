@@ -78,7 +78,7 @@ def _prot_arg(prot: object, what: str) -> int:
 
 
 @dataclass(eq=False)
-class Mapping:
+class UserMapping:
     """One mapping of a :class:`UserMemory`.
 
     Attributes:
@@ -115,7 +115,7 @@ class Mapping:
     def __repr__(self) -> str:
         state = "" if self.mapped else ", unmapped"
         prot = "" if self.prot == PROT_RW else f", {_PROT_NAMES[self.prot]}"
-        return f"Mapping(addr={self.addr:#x}, size={self.size}{prot}{state})"
+        return f"UserMapping(addr={self.addr:#x}, size={self.size}{prot}{state})"
 
 
 class UserMemory:
@@ -131,7 +131,7 @@ class UserMemory:
 
     Unmapping removes the range from the modelled address space at once
     (later copies fault on it); the real memory stays allocated, and
-    readable through ``Mapping.array``, until no Python object refers to it
+    readable through ``UserMapping.array``, until no Python object refers to it
     any more, so nothing can ever dangle.  The running kernel would still
     reach such memory: differential tests use PROT_NONE holes instead.
 
@@ -142,7 +142,7 @@ class UserMemory:
 
     def __init__(self) -> None:
         self._mm = owned(lib.lk_mm_new, lib.lk_mm_free, "the address-space table")
-        self._maps: dict[int, Mapping] = {}
+        self._maps: dict[int, UserMapping] = {}
         self.lock = threading.RLock()
 
     @property
@@ -150,7 +150,7 @@ class UserMemory:
         """The C address-space table (for labkit's own C calls)."""
         return self._mm
 
-    def map(self, size: int, *, align: int = PAGE_SIZE, prot: int = PROT_RW) -> Mapping:
+    def map(self, size: int, *, align: int = PAGE_SIZE, prot: int = PROT_RW) -> UserMapping:
         """Map ``size`` bytes of zeroed memory at an address aligned to ``align``.
 
         Args:
@@ -169,7 +169,7 @@ class UserMemory:
 
     def map_contiguous(
         self, pieces: Sequence[tuple[int, int]], *, align: int = PAGE_SIZE
-    ) -> list[Mapping]:
+    ) -> list[UserMapping]:
         """Map adjacent mappings, one per ``(size, prot)``, the first aligned to ``align``.
 
         They are carved out of one real region, so each starts where the one
@@ -213,7 +213,7 @@ class UserMemory:
         full = np.frombuffer(region, dtype=np.uint8)
         base = full.ctypes.data
         skip = (-base) % align
-        out: list[Mapping] = []
+        out: list[UserMapping] = []
         with self.lock:
             try:
                 off = skip
@@ -231,7 +231,9 @@ class UserMemory:
                     ret = lib.lk_mm_add(self._mm, addr, size, prot)
                     if ret < 0:
                         raise_errno(-ret, f"map: cannot add {size} bytes at {addr:#x}")
-                    mapping = Mapping(addr=addr, size=size, _array=array, _mmap=region, prot=prot)
+                    mapping = UserMapping(
+                        addr=addr, size=size, _array=array, _mmap=region, prot=prot
+                    )
                     self._maps[addr] = mapping
                     out.append(mapping)
                     off += size
@@ -243,15 +245,15 @@ class UserMemory:
                 raise
         return out
 
-    def unmap(self, mapping: Mapping) -> None:
+    def unmap(self, mapping: UserMapping) -> None:
         """Remove ``mapping`` from the address space.
 
         Raises:
-            TypeError: if ``mapping`` is not a :class:`Mapping`.
+            TypeError: if ``mapping`` is not a :class:`UserMapping`.
             OSError: EINVAL if it is not mapped in this address space.
         """
-        if not isinstance(mapping, Mapping):
-            raise TypeError(f"unmap: expected a Mapping, not {type(mapping).__name__}")
+        if not isinstance(mapping, UserMapping):
+            raise TypeError(f"unmap: expected a UserMapping, not {type(mapping).__name__}")
         with self.lock:
             if self._maps.get(mapping.addr) is not mapping:
                 raise_errno(errno.EINVAL, f"unmap: {mapping!r} is not mapped in this UserMemory")
@@ -260,7 +262,7 @@ class UserMemory:
             mapping.mapped = False
 
     @property
-    def mappings(self) -> list[Mapping]:
+    def mappings(self) -> list[UserMapping]:
         """The live mappings, by address."""
         with self.lock:
             return [self._maps[a] for a in sorted(self._maps)]
@@ -292,7 +294,7 @@ class UserMemory:
             return False
         return self.accessible(addr, length, write=write) == length
 
-    def find(self, addr: int) -> Mapping | None:
+    def find(self, addr: int) -> UserMapping | None:
         """The live mapping that holds ``addr``, or None (TypeError if it is not an integer)."""
         addr = index_arg(addr, "addr")
         with self.lock:

@@ -55,6 +55,7 @@ class PageCache(FolioHolder):
     def __init__(self) -> None:
         self._xa = owned(lib.lk_xa_new, lib.lk_xa_free, "the XArray")
         self._folios: dict[int, Folio] = {}
+        self._index_of: dict[int, int] = {}  # id(folio) -> its index (the folio is held)
         self.lock = threading.RLock()
 
     @property
@@ -86,6 +87,9 @@ class PageCache(FolioHolder):
         if index + folio.nr_pages - 1 > MAX_INDEX:
             raise ValueError(f"a folio at index {index} runs past the largest file position")
         with self.lock:
+            held = self._index_of.get(id(folio))
+            if held is not None:  # a folio has one index (folio->index), one mapping
+                raise ValueError(f"add: this folio is already in the page cache at index {held}")
             ret = lib.lk_xa_store(self._xa, index, folio.addr, folio.order)
             if ret == -errno.EEXIST:
                 raise_errno(
@@ -95,6 +99,7 @@ class PageCache(FolioHolder):
             if ret < 0:
                 raise_errno(-ret, f"add: index {index}, {folio!r}")
             self._folios[index] = folio
+            self._index_of[id(folio)] = index
         return folio
 
     def populate(self, first: int, npages: int, order: int = 0) -> list[Folio]:
@@ -137,7 +142,9 @@ class PageCache(FolioHolder):
         with self.lock:
             if lib.lk_xa_erase(self._xa, index, first) < 0:
                 raise_errno(errno.ENOENT, f"erase: no folio covers index {index}")
-            return self._folios.pop(int(first[0]))
+            folio = self._folios.pop(int(first[0]))
+            self._index_of.pop(id(folio), None)
+            return folio
 
     def load(self, index: int) -> tuple[int, Folio] | None:
         """(first index, folio) of the folio that covers page ``index``, or None (a hole)."""

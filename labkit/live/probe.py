@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit._ffi import ffi, lib
+from labkit.config import live_uring_allowed, tmpfs_setting
 
 
 def kernel_release() -> str:
@@ -41,7 +42,7 @@ def tmpfs_dir() -> Path:
 
     Use :func:`is_tmpfs` to know which one you got.
     """
-    for cand in (os.environ.get("LABKIT_TMPFS"), "/dev/shm", "/run/shm", tempfile.gettempdir()):
+    for cand in (tmpfs_setting(), "/dev/shm", "/run/shm", tempfile.gettempdir()):
         if not cand:
             continue
         p = Path(cand)
@@ -84,7 +85,7 @@ def probe() -> dict[str, Any]:
         "ops": {},
         "tmpfs": str(tmpfs_dir()),
     }
-    if os.environ.get("LABKIT_LIVE_URING", "") == "0":
+    if not live_uring_allowed():
         info["reason"] = "io_uring experiments switched off (LABKIT_LIVE_URING=0)"
         return info
     p = ffi.new("struct lk_uring_probe *")

@@ -19,6 +19,7 @@ from labkit._args import (
     seconds_arg,
 )
 from labkit._ffi import check, ffi, lib, raise_errno
+from labkit.budget import apply_setting
 from labkit.live.lifetime import Closeable
 from labkit.live.variants import DEFAULT_LENGTH, read_variant
 
@@ -326,6 +327,7 @@ class Ring(Closeable):
         complete_batch = positive_int(complete_batch, "complete_batch", maximum=depth)
         ios = positive_int(ios, "ios")
         out = ffi.new("struct lk_peak *")
+        apply_setting()
         check(
             self._call(lib.lk_time_uring_peak, uop, depth, submit_batch, complete_batch, ios, out),
             f"io_uring {op} peak loop",
@@ -355,6 +357,7 @@ class Ring(Closeable):
         iters = positive_int(iters, "iters")
 
         def run() -> float:
+            apply_setting()
             return check(self._call(lib.lk_time_uring_qd1, uop, iters), f"io_uring {op} QD1")
 
         run.__name__ = f"uring_{op}"

@@ -10,6 +10,7 @@ from typing import Any
 
 from labkit._args import INT64_MAX, fd_arg, int_arg, positive_int
 from labkit._ffi import check, ffi, lib
+from labkit.budget import apply_setting
 from labkit.live.sources import aligned_buffer, open_zero
 from labkit.live.variants import DEFAULT_LENGTH, SYSCALL_VARIANTS, read_variant
 
@@ -82,6 +83,7 @@ def _bind(
 ) -> Callable[[], float]:
     def run() -> float:
         _ = owner  # the closure keeps the buffer alive
+        apply_setting()
         return check(lib.lk_time_syscall(vid, fd, buf, length, offset, iters), f"{name} on fd {fd}")
 
     run.__name__ = f"syscall_{name}"

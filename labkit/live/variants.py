@@ -41,6 +41,7 @@ _LAYOUTS = {
     lib.LK_IOV_ONE: "one",
     lib.LK_IOV_EMPTY: "empty",
     lib.LK_IOV_SPLIT: "split",
+    lib.LK_IOV_EMPTY2: "empty2",
 }
 
 
@@ -57,8 +58,9 @@ class ReadVariant:
         uring: the io_uring opcode (``"READ"``, ``"READV"``, ``"READ_FIXED"``),
             or None (system call only).
         layout: the segments passed: ``"buffer"`` (the buffer itself, no iovec
-            array), ``"one"``, ``"empty"`` (one segment and an empty one) or
-            ``"split"`` (two halves).
+            array), ``"one"``, ``"empty"`` (one segment and an empty one),
+            ``"split"`` (two halves) or ``"empty2"`` (one segment and two empty
+            ones: the R2 proxy with one empty iovec more, to measure its bias).
         rwf: ``RWF_*`` flags (preadv2, and io_uring's ``rw_flags``).
     """
 
@@ -130,13 +132,31 @@ URING_OPS: tuple[str, ...] = tuple(n for n, v in VARIANTS.items() if v.uring)
 LABELS: dict[str, str] = {n: v.label for n, v in VARIANTS.items()}
 
 
+#: The suffix naming a variant's A/A twin: ``"readv1" + AA_SUFFIX`` is readv1 again, measured
+#: as a second variant of the same loop (its difference from readv1 calibrates the A/B).
+AA_SUFFIX = "_aa"
+
+
+def aa_twin(name: str) -> str:
+    """The name of ``name``'s A/A twin (``"readv1"`` -> ``"readv1_aa"``)."""
+    return name + AA_SUFFIX
+
+
+def base_name(name: str) -> str:
+    """The variant an A/A twin repeats (``"readv1_aa"`` -> ``"readv1"``); others unchanged."""
+    return name[: -len(AA_SUFFIX)] if name.endswith(AA_SUFFIX) else name
+
+
 def read_variant(name: str, *, interface: str | None = None) -> ReadVariant:
     """The variant called ``name``; with ``interface`` ("syscall" or "uring") it must have one.
+
+    An A/A twin's name (:func:`aa_twin`) gives the variant it repeats.
 
     Raises:
         ValueError: for an unknown name, or one the interface does not offer.
     """
     choices = {"syscall": SYSCALL_VARIANTS, "uring": URING_OPS, None: tuple(VARIANTS)}[interface]
+    name = base_name(name)
     if name not in choices:
         what = {"syscall": "system call variant", "uring": "io_uring op", None: "read variant"}
         raise ValueError(f"unknown {what[interface]} {name!r}; choose from {choices}")
@@ -144,6 +164,7 @@ def read_variant(name: str, *, interface: str | None = None) -> ReadVariant:
 
 
 __all__ = [
+    "AA_SUFFIX",
     "DEFAULT_LENGTH",
     "LABELS",
     "MAX_REGISTERED_BUFFER",
@@ -151,5 +172,7 @@ __all__ = [
     "URING_OPS",
     "VARIANTS",
     "ReadVariant",
+    "aa_twin",
+    "base_name",
     "read_variant",
 ]

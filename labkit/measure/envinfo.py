@@ -5,7 +5,10 @@ asks first: which CPU, which kernel, which mitigations, which compiler and
 flags built the timing kernels, which Python and packages, which labkit (and
 git commit), when, in quick or full mode, whether io_uring is usable here, and
 how many threads the measuring process has (the live loops are measured in
-single-threaded worker processes: :mod:`labkit.measure.workers`).
+single-threaded worker processes: :mod:`labkit.measure.workers`), and what
+tells this host from others (``host``: CPU family, model, stepping, microcode,
+hypervisor, mitigations, kernel command line, SMT, clocks; ``host_fingerprint``:
+the one line a verdict's scope names; :mod:`labkit.measure.host`).
 Everything is JSON-serialisable.
 """
 
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit import config
+from labkit.measure import host
 
 #: Keys every record has (tests and the results loader rely on them).
 KEYS = (
@@ -47,6 +51,8 @@ KEYS = (
     "python_implementation",
     "packages",
     "io_uring",
+    "host",
+    "host_fingerprint",
 )
 
 PACKAGES = ("numpy", "pandas", "cffi", "matplotlib", "jupyterlab", "nbval", "pytest")
@@ -67,18 +73,9 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
 
 
 def mitigations(vuln_dir: Path = VULN_DIR) -> dict[str, str]:
-    """Each file of /sys/devices/system/cpu/vulnerabilities and its one-line state."""
-    out: dict[str, str] = {}
-    try:
-        entries = sorted(vuln_dir.iterdir())
-    except OSError:
-        return out
-    for p in entries:
-        try:
-            out[p.name] = p.read_text(errors="replace").strip()
-        except OSError as exc:
-            out[p.name] = f"unreadable ({exc.strerror})"
-    return out
+    """Each file of /sys/devices/system/cpu/vulnerabilities and its one-line state
+    (:func:`labkit.measure.host.vulnerabilities`)."""
+    return host.vulnerabilities(vuln_dir)
 
 
 def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
@@ -207,9 +204,19 @@ def environment(quick: bool | None = None) -> dict[str, Any]:
         "python_implementation": platform.python_implementation(),
         "packages": package_versions(),
         "io_uring": io_uring_status(),
+        "host": host.host_record(),
     }
+    record["host_fingerprint"] = host.fingerprint(record["host"])
     assert tuple(record) == KEYS
     return record
+
+
+def host_of(env: dict[str, Any]) -> dict[str, Any]:
+    """The host record of an environment record, also of one written before ``host`` was
+    recorded: then only its ``cpu_model`` (as the model name) and ``mitigations``."""
+    if env.get("host"):
+        return env["host"]
+    return {"model_name": env.get("cpu_model"), "vulnerabilities": env.get("mitigations") or {}}
 
 
 def format_environment(env: dict[str, Any]) -> str:
@@ -222,6 +229,7 @@ def format_environment(env: dict[str, Any]) -> str:
             "packages",
             "io_uring",
             "measuring_threads",
+            "host",
         ):
             lines.append(f"{key}:")
             sub = max((len(k) for k in value), default=0)
@@ -241,5 +249,6 @@ __all__ = [
     "mitigations",
     "cpu_model",
     "git_state",
+    "host_of",
     "package_versions",
 ]

@@ -103,11 +103,18 @@ class Estimate:
     n_batches: int  #: batches per sample (the smallest sample's, if they differ)
     within_run: float  #: bootstrap standard error inside one run (median over runs)
     between_run: float  #: robust SD of the per-run estimates (NaN with one run)
+    #: sessions behind the interval (:mod:`labkit.measure.sessions`; 1: one session)
+    n_sessions: int = 1
+    #: SD of the per-session figures (NaN with one session)
+    between_session: float = float("nan")
 
     @property
     def noise(self) -> float:
-        """The machine's noise for this figure: the between-run spread when there are
-        several runs, else the within-run one."""
+        """The machine's noise for this figure: the between-session spread when there are
+        several sessions, else the between-run spread when there are several runs, else the
+        within-run one."""
+        if self.n_sessions >= 2 and math.isfinite(self.between_session):
+            return self.between_session
         if self.n_runs >= 2 and math.isfinite(self.between_run):
             return self.between_run
         return self.within_run
@@ -126,6 +133,7 @@ class Estimate:
             ci_high=hi,
             within_run=abs(scale) * self.within_run,
             between_run=abs(scale) * self.between_run,
+            between_session=abs(scale) * self.between_session,
         )
 
     def brief(self, fmt: str = "{:.4g}", scale: float = 1.0) -> str:
@@ -144,6 +152,8 @@ class Estimate:
     def __str__(self) -> str:
         pct = f"{100 * self.confidence:g}%"
         runs = f"{self.n_runs} run{'s' if self.n_runs != 1 else ''}"
+        if self.n_sessions > 1:
+            runs += f" in {self.n_sessions} sessions"
         return (
             f"{self.estimate:.4g} [{pct} CI {self.ci_low:.4g}, {self.ci_high:.4g}] "
             f"({runs}, {self.n_batches} batches; {self.method})"

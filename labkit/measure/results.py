@@ -32,7 +32,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from labkit import config
+from labkit import _files, config
 from labkit.measure.runner import COLUMNS
 
 #: read_csv options that read floats back exactly (pandas 3 does by default).
@@ -77,10 +77,10 @@ def check_writable(experiment: str, data_dir: Path | str | None = None) -> Path:
             directory (and ``LABKIT_DATA`` when the directory comes from it).
     """
     out = results_dir(experiment, data_dir)
-    env = os.environ.get("LABKIT_DATA") if data_dir is None else None
+    env = config.data_dir_setting() if data_dir is None else None
     where = f"{out} (LABKIT_DATA={env})" if env else str(out)
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        _files.make_dirs(out, out.parent.parent)  # no planted link below the data dir
         fd, probe = tempfile.mkstemp(prefix=".labkit-write-check.", suffix=".tmp", dir=out)
         os.close(fd)
         os.unlink(probe)
@@ -91,33 +91,17 @@ def check_writable(experiment: str, data_dir: Path | str | None = None) -> Path:
     return out
 
 
-def atomic_write(path: Path | str, write: Callable[[IO[str]], Any]) -> Path:
+def atomic_write(
+    path: Path | str, write: Callable[[IO[str]], Any], *, root: Path | str | None = None
+) -> Path:
     """Create ``path`` with the text ``write(f)`` puts in ``f``, atomically.
 
-    The text goes to a temporary file in the same directory, which is fsynced
-    and then renamed over ``path``; if ``write`` raises (or the process dies)
-    ``path`` is untouched and the temporary file is removed (or, after a
-    crash, left as a hidden ``.*.tmp`` file that no loader reads).
+    :func:`labkit._files.atomic_write` (the one home of safe writes): a new
+    temporary file in the same directory, fsynced, then renamed over ``path``;
+    if ``write`` raises (or the process dies) ``path`` is untouched.  Links
+    below ``root`` (default: ``path``'s folder) and at ``path`` are refused.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    return path
+    return _files.atomic_write(path, write, root=root)
 
 
 def _stamp(now: _dt.datetime | None = None) -> str:
@@ -166,11 +150,13 @@ def save(
         "columns": list(map(str, df.columns)),
         "env": env,
     }
+    base = out_dir.parent.parent  # the data dir: no link below it is followed
     atomic_write(
         csv_path.with_suffix(".json"),
         lambda f: json.dump(record, f, indent=2, sort_keys=False, default=str),
+        root=base,
     )
-    atomic_write(csv_path, lambda f: df.to_csv(f, index=False))
+    atomic_write(csv_path, lambda f: df.to_csv(f, index=False), root=base)
     return csv_path
 
 
@@ -212,9 +198,30 @@ class ResultFileError(ValueError):
         super().__init__(f"{self.path}: {reason}")
 
 
+#: Largest result table :func:`load_run` reads (labkit's largest is a few MB).
+MAX_CSV_BYTES = 256 << 20
+#: Largest environment record read.
+MAX_RECORD_BYTES = 4 << 20
+#: Deepest nesting of arrays and objects accepted in an environment record (labkit's: 3).
+MAX_JSON_DEPTH = 32
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def json_depth(text: str) -> int:
+    """The deepest nesting of arrays and objects in JSON ``text`` (strings skipped)."""
+    depth = deepest = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if m.group() in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def _read_text(path: Path, what: str) -> str:
+    limit = MAX_RECORD_BYTES if path.suffix == ".json" else MAX_CSV_BYTES
     try:
-        data = path.read_bytes()
+        data = _files.read_regular(path, limit)  # no FIFO, device, folder; bounded size
     except OSError as exc:
         raise ResultFileError(path, f"cannot read the {what}: {exc.strerror or exc}") from None
     if not data.strip():
@@ -229,12 +236,16 @@ def _read_text(path: Path, what: str) -> str:
 
 def _read_record(json_path: Path) -> dict[str, Any] | None:
     """The JSON record beside a CSV, checked to be what :func:`save` writes; None if absent."""
-    if not json_path.exists():
+    if not (json_path.exists() or json_path.is_symlink()):
         return None
     text = _read_text(json_path, "environment record")
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise ResultFileError(
+            json_path, f"the environment record is nested deeper than {MAX_JSON_DEPTH} levels"
+        )
     try:
         record = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         raise ResultFileError(json_path, f"the environment record is not JSON ({exc})") from None
     if not isinstance(record, dict):
         raise ResultFileError(
@@ -243,6 +254,9 @@ def _read_record(json_path: Path) -> dict[str, Any] | None:
     env, rows, columns = record.get("env", {}), record.get("rows"), record.get("columns")
     if not isinstance(env, dict):
         raise ResultFileError(json_path, "its 'env' is not an object")
+    host = env.get("hostname")
+    if host is not None and not isinstance(host, str):
+        raise ResultFileError(json_path, f"its host name is a {type(host).__name__}, not a text")
     if rows is not None and (isinstance(rows, bool) or not isinstance(rows, int) or rows < 0):
         raise ResultFileError(json_path, f"its 'rows' is not a count: {rows!r}")
     if columns is not None and (
@@ -275,7 +289,7 @@ def load_run(
         raise ResultFileError(csv_path, "truncated: the last row does not end with a newline")
     try:
         df = pd.read_csv(io.StringIO(text), **READ_CSV_EXACT)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever pandas makes of it: named, refused
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ResultFileError(csv_path, f"not a readable CSV table ({first})") from None
     record = _read_record(csv_path.with_suffix(".json"))
@@ -345,6 +359,23 @@ class NoResultsWarning(UserWarning):
     """:func:`load` found no saved run of the experiment (it returns an empty frame)."""
 
 
+def _load_for_merge(
+    path: Path, required: Sequence[str], experiment: str, env_columns: Sequence[str]
+) -> pd.DataFrame:
+    """One run with the columns :func:`load` adds; every failure a :class:`ResultFileError`."""
+    df, env = load_run(path, required=required, experiment=experiment)
+    added = ["saved_run", "host", *(f"env_{c}" for c in env_columns)]
+    clash = [c for c in added if c in df.columns]
+    if clash:
+        raise ResultFileError(path, f"it already has the column(s) {', '.join(clash)}")
+    df.insert(0, "saved_run", path.stem)
+    df.insert(1, "host", env.get("hostname", path.stem.split("-", 1)[-1]))
+    for col in env_columns:
+        value = env.get(col)
+        df[f"env_{col}"] = value if not isinstance(value, (dict, list)) else json.dumps(value)
+    return df
+
+
 def load(
     experiment: str,
     data_dir: Path | str | Sequence[Path | str] | None = None,
@@ -373,19 +404,12 @@ def load(
     frames, skipped = [], []
     for path in runs(experiment, data_dir):
         try:
-            df, env = load_run(path, required=required, experiment=experiment)
+            frames.append(_load_for_merge(path, required, experiment, env_columns))
         except ResultFileError as exc:
             if bad == "raise":
                 raise
             warnings.warn(str(exc), ResultFileWarning, stacklevel=2)
             skipped.append((exc.path, exc.reason))
-            continue
-        df.insert(0, "saved_run", path.stem)
-        df.insert(1, "host", env.get("hostname", path.stem.split("-", 1)[-1]))
-        for col in env_columns:
-            value = env.get(col)
-            df[f"env_{col}"] = value if not isinstance(value, (dict, list)) else json.dumps(value)
-        frames.append(df)
     if not frames:
         searched = default_data_dirs() if data_dir is None else data_dir
         if isinstance(searched, (str, Path)):

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats as _scipy_stats
 
 from labkit.measure.resampling import (
     DEFAULT_CONFIDENCE,
@@ -356,11 +357,13 @@ def ratio_ci(
     *,
     by: str | Sequence[str] | None = None,
     **kw: Any,
-) -> Estimate | pd.DataFrame:
-    """:func:`ratio`, once (an :class:`Estimate`) or per ``by`` group (a DataFrame with
-    the ``by`` columns, ``numerator``, ``denominator`` and the Estimate's fields)."""
+) -> pd.DataFrame:
+    """:func:`ratio` per ``by`` group as a table: the ``by`` columns, ``numerator``,
+    ``denominator`` and the Estimate's fields, one row per group (one row in all when
+    ``by`` is None).  For the one :class:`Estimate`, call :func:`ratio`."""
     if by is None:
-        return ratio(df, numerator, denominator, **kw)
+        e = ratio(df, numerator, denominator, **kw)
+        return pd.DataFrame([{"numerator": numerator, "denominator": denominator, **e.as_dict()}])
     by_cols = [by] if isinstance(by, str) else list(by)
     rows = []
     for key, sub in _groups(df, by_cols):
@@ -376,6 +379,45 @@ def ratio_ci(
 def to_frame(estimates: dict[str, Estimate], key: str = "name") -> pd.DataFrame:
     """Estimates by name as a table: ``key``, then the Estimate's fields."""
     return pd.DataFrame([{key: k, **e.as_dict()} for k, e in estimates.items()])
+
+
+def welch_difference(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    quantity: str = "mean(a) - mean(b)",
+) -> Estimate:
+    """mean(a) - mean(b) with Welch's t interval (unequal variances, Welch-Satterthwaite
+    degrees of freedom): the interval a published paper's own few runs allow, e.g. R2's
+    two runs per arm (``n_runs`` is the smaller sample's size).
+
+    Raises:
+        ValueError: with fewer than two values in a sample, non-finite values, or no
+            spread in either sample (the interval would be a point).
+    """
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.size < 2 or y.size < 2 or not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("welch_difference: need two or more finite values in each sample")
+    va, vb = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
+    if va + vb == 0:
+        raise ValueError("welch_difference: neither sample has any spread")
+    df = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1))
+    se = float(np.sqrt(va + vb))
+    t = float(_scipy_stats.t.ppf(1 - (1 - confidence) / 2, df))
+    d = float(x.mean() - y.mean())
+    return Estimate(
+        quantity=quantity,
+        estimate=d,
+        ci_low=d - t * se,
+        ci_high=d + t * se,
+        confidence=confidence,
+        method=f"Welch t interval ({x.size} + {y.size} values, {df:.3g} df)",
+        n_runs=int(min(x.size, y.size)),
+        n_batches=int(min(x.size, y.size)),
+        within_run=se,
+        between_run=float("nan"),
+    )
 
 
 def bootstrap_median(values: Sequence[float] | np.ndarray, **kw: Any) -> tuple[float, float, float]:
@@ -407,4 +449,5 @@ __all__ = [
     "slope",
     "sum_of_medians",
     "to_frame",
+    "welch_difference",
 ]

@@ -5,7 +5,7 @@ bench_core.c`` and ``csrc/core/fixed_buf.c``) and returns nanoseconds per
 operation.  They check every buffer and length first, so no call can make the
 C side touch memory it was not given.  As everywhere in labkit, ``iters`` < 1
 is ``OSError(EINVAL)``, and a batch that runs past the time budget
-(:func:`labkit.config.set_time_budget`) is ``OSError(ETIMEDOUT)``.
+(:func:`labkit.budget.set_time_budget`) is ``OSError(ETIMEDOUT)``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 
 from labkit._args import index_arg, iters_arg, size_arg
 from labkit._ffi import check, ffi, lib, raise_errno
-from labkit.core.fixed import RegisteredBuffer, _reg_arg, _seek_arg
+from labkit.budget import apply_setting
+from labkit.core.fixed import RegisteredBuffer, check_registered, seek_id
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter, buffer_arg
 from labkit.errors import IterMisuseError
 
@@ -26,11 +27,13 @@ def _batch(ns: float, what: str) -> float:
 
 def time_empty(iters: int) -> float:
     """ns per iteration of the timing loop with nothing in it (the harness's own cost)."""
+    apply_setting()
     return _batch(lib.lk_time_empty(iters_arg(iters)), "time_empty")
 
 
 def time_clock(iters: int) -> float:
     """ns per read of the clock every timing kernel uses (``lk_clock_ns``)."""
+    apply_setting()
     return _batch(lib.lk_time_clock(iters_arg(iters)), "time_clock")
 
 
@@ -41,6 +44,7 @@ def time_memcpy(dst: Any, src: Any, n: int, iters: int) -> float:
     n = size_arg(n)
     if n > len(d) or n > len(s):
         raise ValueError(f"time_memcpy: n={n} exceeds dst ({len(d)}) or src ({len(s)})")
+    apply_setting()
     return _batch(lib.lk_time_memcpy(d, s, n, iters_arg(iters)), "time_memcpy")
 
 
@@ -61,6 +65,7 @@ def _time_copy(it: IovIter, buf: Any, n: int, iters: int, *, to_iter: bool) -> f
         raise ValueError(f"{what}: n={n} exceeds {other} ({len(b)} bytes)")
     fn = lib.lk_time_copy_to_iter if to_iter else lib.lk_time_copy_from_iter
     iters = iters_arg(iters)
+    apply_setting()
     with it._locked():
         return _batch(fn(it.c_iter, b, n, iters), what)
 
@@ -86,6 +91,7 @@ def time_copy_from_iter(it: IovIter, dst: Any, n: int, iters: int) -> float:
 def time_advance(it: IovIter, n: int, iters: int) -> float:
     """ns per ``advance(n)`` of a fresh copy of ``it`` (``it`` is unchanged)."""
     n = size_arg(n)
+    apply_setting()
     with it._locked():  # the C loop copies the iterator: not while another thread moves it
         return _batch(lib.lk_time_advance(it.c_iter, n, iters_arg(iters)), "time_advance")
 
@@ -107,9 +113,10 @@ def time_fixed_seek(
 
     One batch of ``iters`` imports timed in C (``lk_time_fixed_seek``).
     """
-    reg = _reg_arg(reg)
+    reg = check_registered(reg)
     offset, length = _offset_arg(reg, offset, length)
-    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, _seek_arg(seek), iters_arg(iters))
+    apply_setting()
+    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, seek_id(seek), iters_arg(iters))
     return _batch(ns, "time_fixed_seek")
 
 
@@ -123,15 +130,14 @@ def time_fixed_submit(
     once the data arrived.  One batch of ``iters`` timed in C
     (``lk_time_fixed_submit``).
     """
-    reg = _reg_arg(reg)
+    reg = check_registered(reg)
     offset, length = _offset_arg(reg, offset, length)
     src = bytes([0xA5]) * length if data is None else bytes(data)
     if len(src) < length:
         raise ValueError(f"data has {len(src)} bytes, fewer than length {length}")
     csrc = ffi.from_buffer(src)
-    ns = lib.lk_time_fixed_submit(
-        reg.c_buf, offset, length, _seek_arg(seek), csrc, iters_arg(iters)
-    )
+    apply_setting()
+    ns = lib.lk_time_fixed_submit(reg.c_buf, offset, length, seek_id(seek), csrc, iters_arg(iters))
     return _batch(ns, "time_fixed_submit")
 
 

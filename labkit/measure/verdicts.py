@@ -1,6 +1,12 @@
 """The verdict rule: equivalence of a measured interval with a declared tolerance band.
 
-Three outcomes from an interval and a band (plus *not measured*):
+First, before anything is measured: is the claim **not comparable** here?  When
+labkit's setup differs from the claim's in a way that moves the figure by
+construction (:mod:`labkit.measure.setups`: R3's 24-drive peak against /dev/zero
+on one CPU, a quick-mode size against a full-size band), :func:`not_comparable`
+says so, with what differs and what it would take to compare; the row still
+shows labkit's figure.  Otherwise three outcomes from an interval and a band
+(plus *not measured*):
 
 * **reproduced**: the whole interval lies inside the band;
 * **differs**: the whole interval lies outside the band;
@@ -22,8 +28,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-#: The four verdicts (the rule gives the first three; "not measured" where there is no figure).
-VERDICTS = ("reproduced", "differs", "inconclusive", "not measured")
+#: The verdicts: the rule gives the first three, "not comparable" is decided before measuring
+#: from the claim's declared setup, "not measured" is where there is no figure.
+VERDICTS = ("reproduced", "differs", "inconclusive", "not comparable", "not measured")
+#: The verdict of a claim whose setup labkit does not reproduce (:func:`not_comparable`).
+NOT_COMPARABLE = "not comparable"
 #: The reason of a noise-guard verdict starts with this.
 TOO_NOISY = "machine too noisy"
 
@@ -147,14 +156,46 @@ def verdict(
     return Verdict("inconclusive", f"{ci} is undecided: {text}", k)
 
 
-def judge(estimate: Any, band: Any, *, noise: float | None = None) -> Verdict:
+def not_comparable(differs: str, to_compare: str, figure: str | None = None) -> Verdict:
+    """The verdict of a claim labkit cannot reproduce by construction, decided before measuring.
+
+    Args:
+        differs: what differs between the claim's setup and labkit's
+            (:func:`labkit.measure.setups.why_not_comparable`).
+        to_compare: what it would take to make the comparison.
+        figure: labkit's figure, for the reason (the row keeps it in its columns).
+
+    Raises:
+        ValueError: for an empty ``differs`` or ``to_compare``.
+    """
+    if not differs.strip() or not to_compare.strip():
+        raise ValueError("not_comparable: say what differs and what it would take to compare")
+    shown = f"labkit's figure ({figure}) is shown, not judged: " if figure else ""
+    return Verdict(
+        NOT_COMPARABLE,
+        f"{shown}the setups differ ({differs.strip()}); to compare: {to_compare.strip()}",
+    )
+
+
+def judge(estimate: Any, band: Any, *, noise: float | None = None, setup: Any = None) -> Verdict:
     """:func:`verdict` of an Estimate (or None) against a Band (or None).
+
+    ``setup``: the claim's mismatches that hold here
+    (:func:`labkit.measure.setups.mismatches`); when there are any, the verdict is
+    *not comparable* whatever was measured (:func:`not_comparable`).
 
     ``estimate`` has ``estimate``, ``ci_low``, ``ci_high``, ``noise`` and
     ``confidence`` (:class:`labkit.measure.stats.Estimate`); ``band`` has ``low``,
     ``high``, ``effect`` and ``unit`` (:class:`labkit.published.Band`).  ``noise``
     overrides the estimate's own.
     """
+    if setup:
+        from labkit.measure.setups import why_not_comparable
+
+        fig = None
+        if estimate is not None and hasattr(estimate, "brief"):
+            fig = estimate.brief() + (f" {band.unit}" if band is not None and band.unit else "")
+        return not_comparable(*why_not_comparable(list(setup)), figure=fig)
     if band is None:
         return Verdict("not measured", "no published figure or declared band to compare with")
     if estimate is None:
@@ -181,4 +222,12 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None) -> Verdict:
     return v
 
 
-__all__ = ["TOO_NOISY", "VERDICTS", "Verdict", "judge", "verdict"]
+__all__ = [
+    "NOT_COMPARABLE",
+    "TOO_NOISY",
+    "VERDICTS",
+    "Verdict",
+    "judge",
+    "not_comparable",
+    "verdict",
+]

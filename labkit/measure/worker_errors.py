@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import json
 from pathlib import Path
+from typing import Any
 
 #: Lines of the worker's traceback and output quoted in an error.
 TAIL_LINES = 25
@@ -29,6 +30,8 @@ class WorkerError(Exception):
         worker_type: the exception type the worker raised ("" if it died).
         worker_traceback: the tail of the worker's traceback (or output).
         returncode: the worker's exit status (negative: killed by that signal).
+        partial: the rows of the runs that finished before (see :func:`keep_partial`).
+        runs_done: how many runs finished before.
     """
 
     target: str = ""
@@ -36,6 +39,11 @@ class WorkerError(Exception):
     worker_type: str = ""
     worker_traceback: str = ""
     returncode: int | None = None
+    #: The rows of the runs that finished before this one failed (a DataFrame, with
+    #: their ``run`` column; empty if none did): a partial result, never lost.
+    partial: Any = None
+    #: How many runs finished before the failure.
+    runs_done: int = 0
 
 
 class WorkerTimeout(WorkerError, TimeoutError):
@@ -122,4 +130,45 @@ def worker_exception(where: str, name: str, run: int, code: int, path: Path) -> 
     return err
 
 
-__all__ = ["TAIL_LINES", "WorkerError", "WorkerTimeout", "tail", "worker_exception"]
+def keep_partial(err: WorkerError, partial: Any, done: int, runs: int) -> WorkerError:
+    """Put the finished runs' rows on ``err`` and say so at the end of its message."""
+    err.partial, err.runs_done = partial, done
+    if done == 0:
+        note = f"no run of {runs} finished before this one"
+    else:
+        which = "run 1" if done == 1 else f"runs 1-{done}"
+        note = (
+            f"{which} of {runs} finished: their {len(partial)} rows are kept on this "
+            "error (.partial), a partial result"
+        )
+    if isinstance(err, OSError) and err.strerror:
+        err.strerror = f"{err.strerror}\n{note}"
+        err.args = (err.errno, err.strerror)
+    elif err.args and isinstance(err.args[0], str):
+        err.args = (f"{err.args[0]}\n{note}", *err.args[1:])
+    else:
+        err.args = (note,)
+    return err
+
+
+def keys_differ(name: str, run: int, runs: int, first: list[str], these: list[str]) -> WorkerError:
+    """The error for a run whose rows do not have the keys (columns) of the first run's."""
+    extra = [c for c in these if c not in first]
+    missing = [c for c in first if c not in these]
+    err = WorkerError(
+        f"{name} (worker run {run + 1} of {runs}): its rows do not have the keys of run 1's "
+        f"rows: extra {extra}, missing {missing}"
+    )
+    fill(err, name, run, "", "", 0)
+    return err
+
+
+__all__ = [
+    "TAIL_LINES",
+    "WorkerError",
+    "WorkerTimeout",
+    "keep_partial",
+    "keys_differ",
+    "tail",
+    "worker_exception",
+]

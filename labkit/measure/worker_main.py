@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from labkit import _files
 from labkit.measure import runner, threads
 
 _ID = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
@@ -121,10 +122,7 @@ def worker_main(spec: Mapping[str, Any]) -> int:
             "io_threads": max(start.io_threads, end.io_threads),
         }
         _with_counts(rows, counts, spec["target"])
-        tmp = spec["out"] + ".tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump(rows, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, spec["out"])
+        _files.atomic_write(spec["out"], pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
         return 0
     except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
         errno_ = getattr(exc, "errno", None) if isinstance(exc, OSError) else None
@@ -135,8 +133,7 @@ def worker_main(spec: Mapping[str, Any]) -> int:
             "errno": errno_,
             "traceback": traceback.format_exc(),
         }
-        with open(spec["error"], "w", encoding="utf-8") as f:
-            json.dump(record, f, default=str)
+        _files.atomic_write(spec["error"], json.dumps(record, default=str))
         return 3
 
 

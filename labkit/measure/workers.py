@@ -31,6 +31,15 @@ for one at a time (the runs are timed; the machine may have two cores).  It
    created the file in its own private temporary directory), which turns
    them into one DataFrame.
 
+Nothing measured is lost and nothing is left behind: when a run fails, the
+rows of the runs that finished come with the error (``WorkerError.partial``,
+its message says how many); every run's rows must have the first run's keys
+(else the run fails naming the difference); a worker leads its own process
+group, ended whole when it times out (its children too), and dies with its
+parent (``PR_SET_PDEATHSIG``); the private temporary folder is removed on
+exit, and the folders of parents killed before they could remove theirs
+(SIGKILL) are removed by the next call (:func:`remove_stale_tmp`).
+
 A worker that raises comes back as a :class:`WorkerError` naming the
 experiment, the run and the worker's traceback; when the worker raised a
 built-in exception (ValueError, OSError with its errno, ...), the error is
@@ -42,21 +51,21 @@ error too (:class:`WorkerTimeout`); every wait is bounded
 
 from __future__ import annotations
 
-import functools
-import inspect
+import contextlib
 import json
-import numbers
 import os
 import pickle
 import select
 import signal
+import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labkit import _files
 from labkit.live import ring as _live_ring  # noqa: F401 (what a live worker loads: probe_threads)
 from labkit.live import sources as _live_sources  # noqa: F401
 from labkit.live import syscalls as _live_syscalls  # noqa: F401
@@ -65,6 +74,8 @@ from labkit.measure.worker_errors import (
     WorkerError,
     WorkerTimeout,
     died,
+    keep_partial,
+    keys_differ,
     worker_exception,
 )
 from labkit.measure.worker_main import Target, lookup, register, worker_main
@@ -94,6 +105,10 @@ _BOOT = """\
 import json, os, sys
 with open(sys.argv[1], encoding="utf-8") as f:
     spec = json.load(f)
+import ctypes
+ctypes.CDLL(None).prctl(1, 9)  # PR_SET_PDEATHSIG, SIGKILL: never outlive the parent
+if os.getppid() != spec["parent"]:
+    os._exit(1)
 if spec["cpu"] is not None:
     os.sched_setaffinity(0, {spec["cpu"]})
 sys.path[:] = spec["path"] + [p for p in sys.path if p not in spec["path"]]
@@ -226,21 +241,31 @@ def run_in_workers(
             f"{name}: keyword arguments must be JSON-able for a worker: {exc}"
         ) from None
     cpu = _measuring_cpu(cpu)
-    frames = []
-    with tempfile.TemporaryDirectory(prefix="labkit-workers-") as tmp:
+    frames: list[pd.DataFrame] = []
+    keys: list[str] = []
+    with _private_tmp() as tmp:
         for run in range(runs):
             start = time.monotonic()
-            df = _one_run(
-                tgt,
-                kwargs,
-                run,
-                runs,
-                cpu,
-                float(timeout),
-                Path(tmp),
-                single_thread,
-                allow_io_threads,
-            )
+            try:
+                df = _one_run(
+                    tgt,
+                    kwargs,
+                    run,
+                    runs,
+                    cpu,
+                    float(timeout),
+                    tmp,
+                    single_thread,
+                    allow_io_threads,
+                )
+                these = list(map(str, df.columns))
+                if run == 0:
+                    keys = these
+                elif set(these) != set(keys):
+                    raise keys_differ(name, run, runs, keys, these)
+            except WorkerError as err:  # the finished runs' rows go with the error
+                done = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+                raise keep_partial(err, done, len(frames), runs) from None
             if progress:
                 sys.stderr.write(
                     f"{name}: run {run + 1}/{runs} in {time.monotonic() - start:.1f} s\n"
@@ -249,6 +274,57 @@ def run_in_workers(
             df.insert(at, "run", run)
             frames.append(df)
     return pd.concat(frames, ignore_index=True)
+
+
+#: Prefix of the private temporary folder of a :func:`run_in_workers` call.
+TMP_PREFIX = "labkit-workers-"
+#: The file an owner of such a folder holds locked while it lives.
+TMP_OWNER = ".owner"
+#: Age past which a folder without an owner file (mid-creation or older labkit) is stale.
+TMP_STALE_SECONDS = 3600.0
+
+
+def remove_stale_tmp(folder: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Remove the ``labkit-workers-*`` folders of parents that died (SIGKILL included).
+
+    A live parent holds its folder's owner file locked (``flock``, dropped by
+    the kernel when the parent dies); a folder whose lock can be taken is
+    abandoned.  Only this user's folders, never through a link.  Returns the
+    folders removed.
+    """
+    import shutil
+
+    base = Path(folder) if folder is not None else Path(tempfile.gettempdir())
+    removed = []
+    for d in base.glob(TMP_PREFIX + "*"):
+        try:
+            st = d.lstat()
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+                continue
+            lock = _files.FolderLock(d, TMP_OWNER)
+            if lock.try_acquire(create=False):
+                try:
+                    shutil.rmtree(d)
+                finally:
+                    lock.release()
+            elif (d / TMP_OWNER).exists() or time.time() - st.st_mtime < TMP_STALE_SECONDS:
+                continue
+            else:
+                shutil.rmtree(d)
+            removed.append(d)
+        except OSError:
+            continue
+    return removed
+
+
+@contextlib.contextmanager
+def _private_tmp() -> Iterator[Path]:
+    """A private temporary folder, locked while this process uses it, removed on exit; the
+    folders of parents that died without removing theirs are removed first."""
+    remove_stale_tmp()
+    with tempfile.TemporaryDirectory(prefix=TMP_PREFIX) as tmp:
+        with _files.FolderLock(tmp, TMP_OWNER):
+            yield Path(tmp)
 
 
 def _one_run(
@@ -277,6 +353,7 @@ def _one_run(
         "single_thread": single_thread,
         "allow_io_threads": allow_io_threads,
         "run": run,
+        "parent": os.getpid(),
     }
     spec_path = base.with_suffix(".spec.json")
     spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -291,11 +368,12 @@ def _one_run(
             stderr=subprocess.STDOUT,
             env=_worker_env(),
             close_fds=True,
+            start_new_session=True,  # its own process group: ended whole, children included
         )
         try:
             code = _wait(proc, timeout)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _kill_group(proc)
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -304,7 +382,7 @@ def _one_run(
             raise died(WorkerTimeout, msg, name, run, log_path, proc.returncode) from None
         finally:
             if proc.poll() is None:  # interrupted (KeyboardInterrupt): leave no worker behind
-                proc.kill()
+                _kill_group(proc)
                 proc.wait(timeout=10)
     error_path = Path(spec["error"])
     if error_path.exists():
@@ -329,6 +407,16 @@ def _one_run(
     return rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=list(rows[0]))
 
 
+def _kill_group(proc: Any) -> None:
+    """SIGKILL a worker's whole process group (it leads its own session), before it is reaped."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    except OSError:
+        proc.kill()
+
+
 def _wait(proc: Any, timeout: float) -> int:
     """``proc.wait(timeout)``, woken the moment the worker exits (a pidfd, Linux 5.3+).
 
@@ -345,105 +433,6 @@ def _wait(proc: Any, timeout: float) -> int:
         finally:
             os.close(fd)
     return proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-
-
-# ---- an experiment measured in workers ------------------------------------------------
-
-#: For an argument that cannot travel as JSON: (parent -> JSON-able, JSON -> worker's value).
-Shipped = tuple[Callable[[Any], Any], Callable[[Any], Any]]
-Arguments = Mapping[str, Any]
-
-
-def _jsonable(value: Any) -> Any:
-    """``value`` as JSON carries it: numbers as int / float, iterables as lists."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if isinstance(value, Mapping):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray)):
-        return [_jsonable(v) for v in value]
-    return value  # run_in_workers refuses it with a TypeError
-
-
-def in_workers(
-    target_id: str,
-    default_runs: Callable[[Arguments], int],
-    *,
-    allow_io_threads: bool = True,
-    ship: Mapping[str, Shipped] | None = None,
-    check: Callable[[Arguments], None] | None = None,
-    here: Callable[[Arguments], bool] | None = None,
-) -> Callable[[Callable[..., runner.Rows]], Callable[..., pd.DataFrame]]:
-    """Decorator: an experiment measured in ``runs`` workers, from the function of one run.
-
-    The decorated ``fn`` measures once, in the calling process, and returns its
-    rows.  The experiment returned in its place takes ``fn``'s arguments and
-    two keyword-only ones more: ``runs`` (None: ``default_runs(arguments)``)
-    and ``timeout`` (seconds each worker may take).  It binds the arguments as
-    ``fn`` would (defaults applied), calls ``check(arguments)`` (to refuse bad
-    ones before a worker starts), makes each JSON-able (iterables as lists; an
-    argument named in ``ship`` goes through its pair of functions), and
-    returns :func:`run_in_workers`' DataFrame, pinned to the ``cpu`` argument
-    if ``fn`` has one.  Where ``here(arguments)`` is true, ``fn`` runs in this
-    process instead and its rows come back as a DataFrame.
-
-    ``fn`` is what each worker runs, registered as worker target ``target_id``
-    (the ``in_worker`` attribute of the experiment).
-    """
-    shipped = dict(ship or {})
-
-    def wrap(fn: Callable[..., runner.Rows]) -> Callable[..., pd.DataFrame]:
-        sig = inspect.signature(fn)
-
-        @functools.wraps(fn)
-        def experiment(
-            *args: Any, runs: int | None = None, timeout: float = DEFAULT_TIMEOUT, **kwargs: Any
-        ) -> pd.DataFrame:
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            arguments = dict(bound.arguments)
-            if check is not None:
-                check(arguments)
-            if here is not None and here(arguments):
-                import pandas as pd
-
-                rows = fn(**arguments)
-                return pd.DataFrame(rows, columns=list(rows[0]))
-            sent = {
-                k: shipped[k][0](v) if k in shipped else _jsonable(v) for k, v in arguments.items()
-            }
-            return run_in_workers(
-                in_worker,
-                sent,
-                runs=default_runs(arguments) if runs is None else runs,
-                cpu=arguments.get("cpu"),
-                timeout=timeout,
-                allow_io_threads=allow_io_threads,
-            )
-
-        def in_worker(**sent: Any) -> runner.Rows:
-            return fn(**{k: shipped[k][1](v) if k in shipped else v for k, v in sent.items()})
-
-        in_worker.__qualname__ = f"{fn.__qualname__}.in_worker"
-        in_worker.__module__ = fn.__module__
-        target(target_id, allow_io_threads=allow_io_threads)(in_worker)
-
-        kw = inspect.Parameter.KEYWORD_ONLY
-        extra = [
-            inspect.Parameter("runs", kw, default=None, annotation="int | None"),
-            inspect.Parameter("timeout", kw, default=DEFAULT_TIMEOUT, annotation="float"),
-        ]
-        experiment.__signature__ = sig.replace(  # type: ignore[attr-defined]
-            parameters=[*sig.parameters.values(), *extra], return_annotation="pd.DataFrame"
-        )
-        experiment.in_worker = in_worker  # type: ignore[attr-defined]
-        return experiment
-
-    return wrap
 
 
 def probe_threads(*, timeout: float = 120.0) -> threads.ThreadCount:
@@ -472,9 +461,9 @@ __all__ = [
     "WorkerError",
     "WorkerTimeout",
     "Target",
-    "in_workers",
     "lookup",
     "probe_threads",
+    "remove_stale_tmp",
     "run_in_workers",
     "target",
     "worker_main",

@@ -40,6 +40,7 @@ import numpy as np
 
 from labkit._args import SIZE_MAX, int_arg, iters_arg, size_arg
 from labkit._ffi import check, ffi, lib, raise_errno
+from labkit.budget import apply_setting
 from labkit.config import quick_mode
 from labkit.core.imports import kernel_era
 from labkit.core.memory import PAGE_SIZE, UserMemory
@@ -242,6 +243,7 @@ class _Model:
                 EINVAL for iters < 1, ETIMEDOUT for a batch past the time budget.
         """
         iters = default_iters() if iters is None else iters_arg(iters)
+        apply_setting()
         with self.mem.lock:  # the C loop reads the address-space table
             ns = float(self._timer()(self._args, iters))
         return float(check(ns, f"{self!r}: timing batch"))
@@ -256,12 +258,13 @@ class _Model:
 
         Raises:
             OSError: the model's errno for a bad set-up; ETIMEDOUT when counting
-                runs past the time budget (:func:`labkit.config.set_time_budget`).
+                runs past the time budget (:func:`labkit.budget.set_time_budget`).
             ValueError: for calls < 0.
         """
         calls = size_arg(calls, "calls")
         w = ffi.new("struct lk_ubuf_work *")
         fn = lib.lk_ubuf_uring_work if self._uring else lib.lk_ubuf_syscall_work
+        apply_setting()
         with self.mem.lock:
             check(fn(self._args, calls, w), f"{self!r}: counting {calls} calls")
         return Work._from_c(w)

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from labkit import _files
+
 #: Tags papermill gives the cells it adds (they are not in the source notebook).
 ADDED_BY_PAPERMILL = {"injected-parameters", "papermill-error-cell-tag"}
 
@@ -98,6 +100,7 @@ class CellReport:
         source: the first line of code of that cell.
         kernel_died: the kernel process died (the cell did not finish).
         interrupted: SIGINT (Ctrl-C) stopped the run.
+        timed_out: a cell ran past the time allowed per cell.
         cells_started: how many code cells started.
         kernel_log_tail: the last lines the kernel printed, when it died.
         cell_seconds: seconds per source cell index that ran.
@@ -110,12 +113,13 @@ class CellReport:
     source: str | None = None
     kernel_died: bool = False
     interrupted: bool = False
+    timed_out: bool = False
     cells_started: int = 0
     kernel_log_tail: str = ""
     cell_seconds: dict[int, float] = field(default_factory=dict)
 
 
-def _kernel_manager_class(log_path: Path) -> type:
+def _kernel_manager_class(log_path: Path, root: Path | None = None) -> type:
     """An AsyncKernelManager whose kernel writes its stdout/stderr to ``log_path``.
 
     Where this jupyter_client and pyzmq can, the kernel's channels are also
@@ -129,7 +133,7 @@ def _kernel_manager_class(log_path: Path) -> type:
             if self.has_trait("transport_encryption") and zmq.has("curve"):
                 kw.setdefault("transport_encryption", "auto")
             cmd, kw = await super()._async_pre_start_kernel(**kw)
-            log = open(log_path, "ab")  # noqa: SIM115 - the kernel process keeps its own copy
+            log = _files.open_file(log_path, "ab", root=root)  # the kernel keeps its own copy
             kw["stdout"] = log
             kw["stderr"] = log
             self._labkit_log = log
@@ -190,6 +194,7 @@ def execute(
     kernel_log: Path,
     timeout: float | None = None,
     on_cell: Callable[[int], None] | None = None,
+    root: Path | None = None,
 ) -> CellReport:
     """Run ``nb_path`` with papermill into ``partial`` (written as cells complete).
 
@@ -202,13 +207,15 @@ def execute(
         kernel_log: file that receives the kernel's stdout and stderr.
         timeout: seconds per cell (None: no limit).
         on_cell: called with the source index of each code cell as it starts.
+        root: the output folder: no link below it is followed when the kernel
+            log and ``partial`` are created (:mod:`labkit._files`).
 
     Returns:
         A :class:`CellReport`.  OSError raised while writing ``partial`` and
         KeyboardInterrupt propagate (the caller owns the outputs and SIGINT).
     """
     import papermill
-    from nbclient.exceptions import DeadKernelError
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from papermill.exceptions import PapermillExecutionError
 
     rep = CellReport()
@@ -242,8 +249,9 @@ def execute(
         if found is not None:
             rep.cell, rep.exec_count, rep.source = found
 
-    kernel_log.parent.mkdir(parents=True, exist_ok=True)
-    kernel_log.write_bytes(b"")
+    _files.open_file(kernel_log, "wb", root=root).close()  # emptied, never through a link
+    _files.remove(partial, root)
+    _files.open_file(partial, "xb", root=root).close()  # a new file of ours for papermill
     running_before = len(_RUNNING)
     try:
         papermill.execute_notebook(
@@ -255,7 +263,7 @@ def execute(
             log_output=False,
             kernel_name="python3",
             execution_timeout=timeout,
-            kernel_manager_class=_kernel_manager_class(kernel_log),
+            kernel_manager_class=_kernel_manager_class(kernel_log, root),
             on_cell_start=cell_started,
             on_cell_executed=cell_done,
         )
@@ -277,6 +285,18 @@ def execute(
         rep.cell = k
         if k is not None:
             rep.source = first_code_line(plan.cells[k].get("source"))
+    except CellTimeoutError as exc:  # a TimeoutError, hence an OSError: not a write error
+        rep.ok = False
+        rep.timed_out = True
+        k = last["index"]
+        rep.cell = k
+        if k is not None:
+            rep.source = first_code_line(plan.cells[k].get("source"))
+        limit = f"{timeout:g} s" if timeout is not None else "its time limit"
+        rep.error = (
+            f"timeout: the cell ran past the {limit} allowed per cell and was stopped "
+            f"(raise the limit with --timeout SECONDS; {type(exc).__name__})"
+        )
     except (OSError, KeyboardInterrupt):
         raise
     except Exception as exc:  # noqa: BLE001 - bad notebook, missing kernel, timeout ...
@@ -322,10 +342,11 @@ def _failing_cell(path: Path, plan: NotebookPlan) -> tuple[int, int | None, str]
     return None
 
 
-def remove_quietly(path: Path) -> None:
-    """Remove a file if it exists (errors ignored: used on the way out of a failure)."""
+def remove_quietly(path: Path, root: Path | None = None) -> None:
+    """Remove a file if it exists, following no link below ``root`` (errors ignored: used on
+    the way out of a failure)."""
     try:
-        os.unlink(path)
+        _files.remove(path, root)
     except OSError:
         pass
 

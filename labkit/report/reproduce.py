@@ -30,6 +30,7 @@ run is resumed by running the same command again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -43,7 +44,7 @@ from typing import Any
 
 import pandas as pd
 
-from labkit import config
+from labkit import _files, config
 from labkit.report import summary as report
 from labkit.report.notebook_exec import NotebookPlan, execute, kill_kernels, remove_quietly
 from labkit.report.progress import Planned, Progress, estimates_from_state
@@ -53,8 +54,10 @@ from labkit.report.run_state import (
     check_out,
     code_version,
     file_sha256,
+    forget_rows,
     load_state,
     now_iso,
+    out_lock,
     package_sources,
     read_notebook,
     run_hash,
@@ -162,8 +165,7 @@ class Reproduction:
 def notebooks_dir() -> Path:
     """Where the notebooks are: ``$LABKIT_NOTEBOOKS``, else the clone's ``notebooks/``, else
     the copy an installed labkit carries."""
-    env = os.environ.get("LABKIT_NOTEBOOKS")
-    return Path(env) if env else config.resource("notebooks")
+    return config.notebooks_setting() or config.resource("notebooks")
 
 
 def default_out(quick: bool) -> Path:
@@ -227,7 +229,7 @@ def _html(nb_path: Path, dest: Path) -> None:
     except Exception as exc:  # noqa: BLE001 - e.g. nbconvert's templates not installed
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise OutputError(dest, f"nbconvert failed: {type(exc).__name__}: {first}") from None
-    report.atomic_write_text(dest, body)
+    _files.atomic_write(dest, body, root=dest.parent.parent)  # <out>/html/<name>.html
 
 
 class _SigintStops:
@@ -297,7 +299,7 @@ def _run_one(
     t0 = time.perf_counter()
     try:
         write_state(out, nb.name, started)  # a kill from here on leaves "running": rerun
-        remove_quietly(partial)
+        forget_rows(out, nb.name)  # its rows of an earlier run: it records them again
         with _environ(_kernel_env(out, quick, nb.name)):
             cells = execute(
                 nb,
@@ -308,6 +310,7 @@ def _run_one(
                 kernel_log=out / ".state" / f"{nb.stem}.kernel.log",
                 timeout=opts["timeout"],
                 on_cell=prog.cell_start,
+                root=out,
             )
         result.seconds = time.perf_counter() - t0
         if not cells.ok:
@@ -315,8 +318,9 @@ def _run_one(
             result.error, result.cell = cells.error, cells.cell
             result.exec_count, result.source = cells.exec_count, cells.source
             result.kernel_log = cells.kernel_log_tail
+            forget_rows(out, nb.name)  # a failed notebook reports its failure, not half its rows
         if partial.is_file():
-            os.replace(partial, dest)
+            _files.rename_within(partial, dest, out)
         t_html = time.perf_counter()
         if opts["html"] and dest.is_file():
             _html(dest, out / "html" / f"{nb.stem}.html")
@@ -350,23 +354,70 @@ def _run_one(
             from labkit.report.notebook_exec import first_code_line
 
             result.source = first_code_line(item.plan.cells[result.cell].get("source"))
-        remove_quietly(partial)
+        remove_quietly(partial, out)
     except (OSError, OutputError) as exc:
         err = exc if isinstance(exc, OutputError) else OutputError.from_oserror(exc, out)
         result.status, result.error = "output error", str(err)
         result.seconds = time.perf_counter() - t0
-        remove_quietly(partial)
+        remove_quietly(partial, out)
     except Exception as exc:  # noqa: BLE001 - a bug here must not stop the other notebooks
         result.status, result.seconds = "failed", time.perf_counter() - t0
         result.error = f"labkit reproduce itself failed: {type(exc).__name__}: {exc}"
-        remove_quietly(partial)
+        remove_quietly(partial, out)
+    if result.status in INCOMPLETE:
+        with contextlib.suppress(OSError, OutputError):
+            forget_rows(out, nb.name)
     return result
+
+
+#: The ``origin`` of a summary row: recorded by a notebook this run executed.
+THIS_RUN = "this run"
+
+
+def run_summary(rep: Reproduction) -> pd.DataFrame:
+    """The summary of this run: exactly the rows its notebooks recorded.
+
+    Rows of notebooks that ran come from this run; rows of up-to-date notebooks
+    are carried over from the run that produced them and marked so in the
+    ``origin`` column; a notebook that did not complete has one row, its
+    failure, in place of its rows; rows no notebook of this run recorded (an
+    old notebook, a row written by hand) are left out.
+    """
+    df = report.summary_table(rep.out)
+    origin: dict[str, str] = {}
+    for r in rep.runs:
+        if r.status == "ran":
+            origin[r.name] = THIS_RUN
+        elif r.status == "up to date":
+            when = (r.finished or "?").replace("T", " ")[:16]
+            origin[r.name] = f"carried over (up to date, run of {when} UTC)"
+    df = df[df["notebook"].isin(list(origin))].copy()
+    df["origin"] = [origin[n] for n in df["notebook"]]
+    failures = [
+        {
+            "result": Path(r.name).stem,
+            "quantity": "(every quantity of this notebook)",
+            "verdict": "notebook failed" if r.status == "failed" else r.status,
+            "reason": r.describe_failure(),
+            "notebook": r.name,
+            "quick": rep.quick,
+            "origin": THIS_RUN,
+        }
+        for r in rep.runs
+        if r.status in INCOMPLETE
+    ]
+    if failures:
+        rows = pd.DataFrame(failures, columns=list(df.columns))
+        df = pd.concat([df, rows], ignore_index=True) if len(df) else rows
+        df["n_runs"] = pd.array(df["n_runs"], dtype="Int64")
+    df.attrs = {"skipped": report.summary_table(rep.out).attrs.get("skipped", [])}
+    return df.reset_index(drop=True)
 
 
 def _finish(rep: Reproduction, html_report: bool) -> None:
     """Summary table, summary.csv/.txt and index.html; output errors are collected."""
     out = rep.out
-    rep.summary = report.summary_table(out)
+    rep.summary = run_summary(rep)
     if html_report:  # pages missing for up-to-date notebooks (e.g. out copied elsewhere)
         for r in (r for r in rep.runs if r.status == "up to date"):
             page = out / "html" / f"{Path(r.name).stem}.html"
@@ -388,7 +439,7 @@ def _finish(rep: Reproduction, html_report: bool) -> None:
         writes.append((out / "index.html", lambda: index_html(rep)))
     for path, text in writes:
         try:
-            report.atomic_write_text(path, text())
+            _files.atomic_write(path, text(), root=out)
         except OSError as exc:
             rep.output_errors.append(str(OutputError.from_oserror(exc, path)))
 
@@ -421,14 +472,40 @@ def run(
 
     Raises:
         FileNotFoundError: if the notebooks directory holds no numbered notebook.
-        OutputError: if ``out`` cannot take a reproduction (checked before anything runs).
+        OutputError: if ``out`` cannot take a reproduction (checked before anything runs):
+            it is or contains the notebooks folder, a link is planted where a folder
+            goes, or another reproduction holds its lock (``<out>/.state/lock``, held while
+            this one runs; the message names the holder).
     """
     start = time.perf_counter()
     nb_dir = Path(notebooks) if notebooks is not None else notebooks_dir()
     nbs = find_notebooks(nb_dir)
     if not nbs:
         raise FileNotFoundError(f"no notebooks named {NOTEBOOK_GLOB} in {nb_dir}")
-    out_path = check_out(Path(out) if out is not None else default_out(quick))
+    out_path = check_out(Path(out) if out is not None else default_out(quick), notebooks=nb_dir)
+    lock = out_lock(out_path)
+    try:
+        lock.acquire()
+    except _files.FolderLocked as exc:
+        raise OutputError(
+            out_path, f"in use by another run ({exc.holder}); wait for it to end"
+        ) from None
+    except OSError as exc:
+        raise OutputError.from_oserror(exc, out_path) from None
+    try:
+        return _run_locked(
+            rep_args=(out_path, quick, force, html_report, timeout, progress),
+            nb_dir=nb_dir,
+            nbs=nbs,
+            start=start,
+        )
+    finally:
+        lock.release()
+
+
+def _run_locked(*, rep_args: tuple, nb_dir: Path, nbs: list[Path], start: float) -> Reproduction:
+    """The body of :func:`run`, while the output folder is locked."""
+    out_path, quick, force, html_report, timeout, progress = rep_args
     params = {"QUICK": bool(quick)}
     rep = Reproduction(out=out_path, quick=bool(quick))
     items = _plan(nbs, out_path, params, force, html_report)

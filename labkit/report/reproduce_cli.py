@@ -3,11 +3,14 @@
 :func:`main` runs :func:`labkit.report.reproduce.run` and prints the
 notebooks' statuses and the summary on stdout, one line per failure on
 stderr; SIGINT ends it with one line.  The exit status says what failed.
+A completed reproduction also writes its result bundle, ``<out>/bundle``
+(:func:`write_bundle`; ``make gallery`` copies the full-mode one into the gallery).
 """
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 from labkit.report import summary as report
@@ -68,6 +71,18 @@ def _interrupted_line(rep: Reproduction) -> str:
     )
 
 
+def write_bundle(rep: Reproduction) -> Path | None:
+    """The reproduction's result bundle in ``<out>/bundle`` (:mod:`labkit.report.bundle`);
+    an error writing it joins ``rep.output_errors``."""
+    from labkit.report.bundle import from_reproduction
+
+    try:
+        return from_reproduction(rep.out)
+    except OSError as exc:
+        rep.output_errors.append(str(OutputError.from_oserror(exc, rep.out / "bundle")))
+        return None
+
+
 def main(**options: Any) -> int:
     """What ``labkit reproduce`` runs; returns the exit status (see :data:`EXIT_OK` ...).
 
@@ -79,6 +94,7 @@ def main(**options: Any) -> int:
         if rep.interrupted is not None:
             print(_interrupted_line(rep), file=sys.stderr)
             return EXIT_INTERRUPTED
+        write_bundle(rep)
         print_reproduction(rep)
         return rep.exit_status
     except (FileNotFoundError, OutputError) as exc:
@@ -152,4 +168,12 @@ def from_args(args: Any) -> int:
     )
 
 
-__all__ = ["DESCRIPTION", "EPILOG", "add_arguments", "from_args", "main", "print_reproduction"]
+__all__ = [
+    "DESCRIPTION",
+    "EPILOG",
+    "add_arguments",
+    "from_args",
+    "main",
+    "print_reproduction",
+    "write_bundle",
+]

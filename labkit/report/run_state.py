@@ -22,14 +22,18 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from labkit import _files
 from labkit.config import PACKAGE_DIR, checkout
-from labkit.measure.results import atomic_write
 
 SOURCE_SUFFIXES = (".py", ".c", ".h", ".cdef")
 #: Folders of the output directory.
 SUBDIRS = ("notebooks", "html", "figures", "summary", "results", ".state")
 #: Free space required before the first notebook runs (a full reproduction writes ~15 MB).
 MIN_FREE_BYTES = 64 << 20
+#: Largest notebook read (source or executed copy; the largest executed one is ~3 MB).
+MAX_NOTEBOOK_BYTES = 256 << 20
+#: Largest state or summary row file read back (one is about 1 kB).
+MAX_ROW_BYTES = 1 << 20
 
 
 class OutputError(Exception):
@@ -59,10 +63,10 @@ def now_iso() -> str:
 def read_notebook(path: Path) -> dict[str, Any]:
     """The notebook's JSON; :class:`NotebookError` naming the file if it is not a notebook."""
     try:
-        nb = json.loads(path.read_text(encoding="utf-8"))
+        nb = json.loads(_files.read_regular(path, MAX_NOTEBOOK_BYTES).decode("utf-8"))
     except OSError as exc:
         raise NotebookError(f"{path}: cannot read: {exc.strerror}") from None
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise NotebookError(f"{path}: not a valid notebook (JSON: {exc})") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotebookError(f"{path}: not a notebook (no list of cells)")
@@ -151,7 +155,7 @@ def describe_code(code: dict[str, Any] | None) -> str:
 def file_sha256(path: Path) -> str | None:
     """sha256 of a file's bytes, None if it cannot be read."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(_files.read_regular(path, MAX_NOTEBOOK_BYTES)).hexdigest()
     except OSError:
         return None
 
@@ -164,8 +168,8 @@ def state_path(out: Path, nb_name: str) -> Path:
 def load_state(out: Path, nb_name: str) -> dict[str, Any]:
     """The stored state of a notebook ({} if none or unreadable)."""
     try:
-        state = json.loads(state_path(out, nb_name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        state = json.loads(_files.read_regular(state_path(out, nb_name), MAX_ROW_BYTES))
+    except (OSError, ValueError, RecursionError):
         return {}
     return state if isinstance(state, dict) else {}
 
@@ -174,7 +178,7 @@ def write_state(out: Path, nb_name: str, state: dict[str, Any]) -> None:
     """Replace a notebook's state, atomically (raises :class:`OutputError`)."""
     path = state_path(out, nb_name)
     try:
-        atomic_write(path, lambda f: f.write(json.dumps(state, indent=1) + "\n"))
+        _files.atomic_write(path, json.dumps(state, indent=1) + "\n", root=out)
     except OSError as exc:
         raise OutputError.from_oserror(exc, path) from None
 
@@ -216,22 +220,31 @@ def up_to_date(
     return True, "up to date"
 
 
-def check_out(out: Path, min_free: int = MIN_FREE_BYTES) -> Path:
+def check_out(out: Path, min_free: int = MIN_FREE_BYTES, *, notebooks: Path | None = None) -> Path:
     """Make sure ``out`` can take a reproduction before anything runs; return it resolved.
 
-    Creates ``out`` and its folders, writes and removes a probe file, and checks
-    the free space.
+    Refuses an ``out`` that is or contains the ``notebooks`` source folder (its
+    executed copies would overwrite the sources), creates ``out`` and its
+    folders without following a link planted below it (:mod:`labkit._files`),
+    writes and removes a probe file, and checks the free space.
 
     Raises:
-        OutputError: ``out`` is a file, cannot be created or written (read-only,
+        OutputError: ``out`` is a file, contains the notebooks, holds a link
+            where a folder goes, cannot be created or written (read-only,
             permission, ENOSPC), or has less than ``min_free`` bytes free.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise OutputError(out, "it exists and is not a directory")
+    if notebooks is not None and _files.same_or_inside(notebooks, out):
+        raise OutputError(
+            out,
+            f"it is or contains the notebooks folder {Path(notebooks).resolve()}: the executed "
+            "copies would overwrite the source notebooks; choose another --out",
+        )
     try:
         for sub in SUBDIRS:
-            (out / sub).mkdir(parents=True, exist_ok=True)
+            _files.make_dirs(out / sub, out)
     except OSError as exc:
         raise OutputError.from_oserror(exc, out) from None
     out = out.resolve()
@@ -254,17 +267,54 @@ def check_out(out: Path, min_free: int = MIN_FREE_BYTES) -> Path:
     return out
 
 
+def out_lock(out: Path) -> _files.FolderLock:
+    """The lock of an output folder, ``<out>/.state/lock``: held while a reproduction runs."""
+    return _files.FolderLock(Path(out) / ".state", "lock")
+
+
+def recorded_rows(out: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """(file, row) of every readable summary row under ``<out>/summary`` (regular files only)."""
+    found = []
+    folder = out / "summary"
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            row = json.loads(_files.read_regular(path, MAX_ROW_BYTES))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(row, dict):
+            found.append((path, row))
+    return found
+
+
+def forget_rows(out: Path, nb_name: str) -> int:
+    """Remove the summary rows ``nb_name`` recorded (before it reruns, after it fails).
+
+    Returns how many were removed.
+    """
+    gone = 0
+    for path, row in recorded_rows(out):
+        if row.get("notebook") == nb_name:
+            try:
+                gone += _files.remove(path, out)
+            except OSError as exc:
+                raise OutputError.from_oserror(exc, path) from None
+    return gone
+
+
 __all__ = [
     "MIN_FREE_BYTES",
     "NotebookError",
     "OutputError",
     "check_out",
+    "forget_rows",
+    "recorded_rows",
     "code_version",
     "describe_code",
     "executed_complete",
     "file_sha256",
     "load_state",
     "notebook_sources",
+    "out_lock",
     "package_sources",
     "read_notebook",
     "run_hash",

@@ -54,8 +54,8 @@ from typing import Any
 
 import pandas as pd
 
-from labkit.config import data_dir, quick_mode
-from labkit.measure.results import atomic_write
+from labkit import _files
+from labkit.config import data_dir, notebook_name, out_setting, quick_mode
 from labkit.measure.verdicts import TOO_NOISY, VERDICTS, Verdict, judge, verdict
 
 #: Columns of the summary table, in order.
@@ -86,8 +86,7 @@ COLUMNS = [
 
 def out_dir() -> Path:
     """The output root: ``$LABKIT_OUT`` if set, else ``data/results``."""
-    env = os.environ.get("LABKIT_OUT")
-    return Path(env) if env else data_dir() / "results"
+    return out_setting() or data_dir() / "results"
 
 
 def _summary_dir(out: str | os.PathLike[str] | None = None) -> Path:
@@ -119,8 +118,13 @@ def _value(v: Any, name: str) -> float | str | None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename (no half files)."""
-    atomic_write(path, lambda f: f.write(text))
+    """Write ``text`` to ``path`` through a temporary file and a rename (no half files).
+
+    Under ``$LABKIT_OUT`` no link below it is followed (:mod:`labkit._files`).
+    """
+    root = out_setting()
+    inside = root and _files.under(Path(path).parent, root)
+    _files.atomic_write(path, text, root=root if inside else None)
 
 
 def record(
@@ -228,7 +232,7 @@ def record(
         "explained": "" if text == "reproduced" else str(explained or "").strip(),
         "method": method,
         "reason": why,
-        "notebook": os.environ.get("LABKIT_NOTEBOOK", ""),
+        "notebook": notebook_name(),
         "quick": quick_mode(),
         "recorded": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -418,8 +422,8 @@ def summary_html(df: pd.DataFrame) -> str:
 
 def figures_dir() -> Path | None:
     """``$LABKIT_OUT/figures`` when ``LABKIT_OUT`` is set, else None."""
-    env = os.environ.get("LABKIT_OUT")
-    return Path(env) / "figures" if env else None
+    env = out_setting()
+    return env / "figures" if env else None
 
 
 def savefig(fig: Any, name: str, *, dpi: int = 120, caption: str | None = None) -> list[Path]:

@@ -35,6 +35,12 @@ int lk_rv_segments(int id, size_t len, struct lk_rv_seg seg[LK_RV_MAX_SEGS])
 		seg[1].off = len;
 		seg[1].len = 0;
 		return 2;
+	case LK_IOV_EMPTY2:
+		seg[1].off = len;
+		seg[1].len = 0;
+		seg[2].off = len;
+		seg[2].len = 0;
+		return 3;
 	case LK_IOV_SPLIT:
 		if (len < 2)
 			return -EINVAL;

@@ -30,7 +30,10 @@
  *   layout  the segments: LK_IOV_BUF (the buffer itself, no iovec array),
  *           LK_IOV_ONE ({buf, len}), LK_IOV_EMPTY ({buf, len} and an empty
  *           {buf + len, 0}: ITER_IOVEC for the same bytes), LK_IOV_SPLIT
- *           (two halves {buf, len/2} {buf + len/2, len - len/2})
+ *           (two halves {buf, len/2} {buf + len/2, len - len/2}),
+ *           LK_IOV_EMPTY2 ({buf, len} and two empty {buf + len, 0}: one
+ *           empty iovec more than LK_IOV_EMPTY, so that the cost of the
+ *           live R2 proxy's extra iovec is measured in the same run)
  *   rwf     RWF_* flags (values as in <linux/fs.h>)
  */
 #ifndef LK_READ_VARIANTS_H
@@ -54,6 +57,7 @@
 #define LK_IOV_ONE 1
 #define LK_IOV_EMPTY 2
 #define LK_IOV_SPLIT 3
+#define LK_IOV_EMPTY2 4
 
 /* The kernel's RWF_HIPRI and RWF_NOWAIT (ABI values). */
 #define LK_RWF_HIPRI 0x1
@@ -66,7 +70,8 @@
 	X(READV_EMPTY, "readv_empty", "readv(4K + empty)", LK_CALL_READV,   LK_RING_READV,      LK_IOV_EMPTY, 0) \
 	X(READV_SPLIT, "readv_split", "readv(2 x 2K)",     LK_CALL_READV,   LK_RING_READV,      LK_IOV_SPLIT, 0) \
 	X(PREADV2,     "preadv2",     "preadv2(1 x 4K)",   LK_CALL_PREADV2, LK_RING_NONE,       LK_IOV_ONE,   0) \
-	X(READ_FIXED,  "read_fixed",  "READ_FIXED",        LK_CALL_NONE,    LK_RING_READ_FIXED, LK_IOV_BUF,   0)
+	X(READ_FIXED,  "read_fixed",  "READ_FIXED",        LK_CALL_NONE,    LK_RING_READ_FIXED, LK_IOV_BUF,   0) \
+	X(READV_EMPTY2, "readv_empty2", "readv(4K + 2 empty)", LK_CALL_READV, LK_RING_NONE,     LK_IOV_EMPTY2, 0)
 /* clang-format on */
 
 enum lk_rv_id {
@@ -91,7 +96,7 @@ struct lk_read_variant {
 const struct lk_read_variant *lk_read_variant(int id);
 
 /* Most segments a layout has. */
-#define LK_RV_MAX_SEGS 2
+#define LK_RV_MAX_SEGS 3
 
 /* One segment of a layout, as an offset into the buffer and a length. */
 struct lk_rv_seg {

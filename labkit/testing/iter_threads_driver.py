@@ -1,6 +1,6 @@
 """Drive one iterator from several threads; run as a script in a subprocess.
 
-Usage: ``python tests/iter_threads_driver.py KIND SECONDS`` with KIND one of
+Usage: ``python -m labkit.testing.iter_threads_driver KIND SECONDS`` with KIND one of
 ``ubuf`` (an ``IovIter.ubuf`` over a numpy array) or ``iovec`` (a user-backed
 one-segment ``import_iovec``, which builds a UBUF since 6.4; ``iovec63``
 keeps it an ITER_IOVEC).  The iterator's memory sits between two guard

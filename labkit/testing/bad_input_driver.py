@@ -1,6 +1,6 @@
 """Drive labkit's public API with hostile arguments; run as a script in a subprocess.
 
-tests/test_bad_input.py runs this file with ``python tests/bad_input_driver.py N``
+tests/test_bad_input.py runs this file with ``python -m labkit.testing.bad_input_driver N``
 (N = number of hypothesis examples) so that a crash of the C core (a segfault,
 an abort, a sanitizer report) fails that test instead of killing pytest.  Each
 example builds iterators and address spaces from arbitrary integers (negative,

@@ -1,6 +1,6 @@
 """A seeded random-operation fuzzer of labkit's API; run as a script in a child process.
 
-Usage: ``python tests/fuzz_driver.py --seed S --calls N``
+Usage: ``python -m labkit.testing.fuzz_driver --seed S --calls N``
 
 Each step picks a random operation: building iterators of every type (over
 numpy arrays, memoryviews, read-only and non-contiguous arrays, bytes and

@@ -1,0 +1,154 @@
+"""A/A calibration and the live proxy's own bias, measured in the same run as the A/B.
+
+**A/A.**  Every live A/B can carry an A/A twin: the same call measured as a
+second variant of the same interleaved loop (``labkit.live.aa_twin("readv1")``
+is ``"readv1_aa"``).  The difference twin - variant has a known truth, 0, so
+
+* its 95% interval must cover 0: over many A/A intervals about 95% do, and
+  :func:`tally` counts how often they did;
+* its half-width, in ns per call, is the **resolving power** of that
+  experiment on that host: an A/B effect smaller than it cannot be told from
+  nothing there (:class:`AA`).
+
+**The proxy's bias.**  On a kernel past 6.4 a readv with one segment is already
+``ITER_UBUF``; R2's live A/B compares it with ``readv(4K + empty)`` (the same
+bytes through ``ITER_IOVEC``), which copies one iovec more than a 6.3 readv(1)
+did and so overstates the saving.  ``readv(4K + 2 empty)`` copies one more
+again: ``readv_empty2 - readv_empty`` is the cost of one more empty iovec,
+measured in the same rounds.  :func:`proxy_corrected` gives R2's ns saved and
+time saved with that cost taken off, round by round
+(``2 readv_empty - readv_empty2 - readv1``), so the correction's uncertainty is
+in the interval.  It assumes each extra empty iovec costs the same (the first
+and the second are copied and stepped over alike); the raw figure is an upper
+bound either way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from labkit.live.variants import AA_SUFFIX
+from labkit.measure import stats
+from labkit.measure.resampling import Estimate, Sample, bootstrap
+
+#: R2's live A/B and its proxy-bias row: (IOVEC proxy, UBUF, the proxy with one empty more).
+R2_PROXY = ("readv_empty", "readv1", "readv_empty2")
+
+
+@dataclass(frozen=True)
+class AA:
+    """One A/A interval: the difference twin - variant, in ns per call."""
+
+    variant: str
+    estimate: Estimate
+
+    @property
+    def covers_zero(self) -> bool:
+        """Whether the interval contains 0 (it should, about 95% of the time)."""
+        return self.estimate.ci_low <= 0 <= self.estimate.ci_high
+
+    @property
+    def resolving_power(self) -> float:
+        """Half the interval's width: the smallest effect this experiment resolves here."""
+        return (self.estimate.ci_high - self.estimate.ci_low) / 2
+
+    def sentence(self) -> str:
+        """``"A/A readv1: +0.12 [-0.3, 0.54] ns, covers 0; resolving power 0.42 ns per call"``."""
+        cover = "covers 0" if self.covers_zero else "MISSES 0"
+        return (
+            f"A/A {self.variant}: {self.estimate.brief('{:+.3g}')} ns, {cover}; "
+            f"resolving power {self.resolving_power:.3g} ns per call"
+        )
+
+
+def aa(df: pd.DataFrame, variant: str, **kw: Any) -> AA:
+    """The A/A interval of ``variant`` against its twin in ``df`` (the rows of one
+    interleaved loop that measured both): median over rounds of twin - variant.
+
+    Raises:
+        KeyError: if ``variant`` or its twin has no rows.
+    """
+    return AA(variant, stats.difference(df, variant + AA_SUFFIX, variant, **kw))
+
+
+def tally(intervals: Sequence[AA]) -> dict[str, Any]:
+    """How many A/A intervals covered 0, of how many, and the resolving powers.
+
+    Returns:
+        ``{"covered": int, "total": int, "share": float (NaN for none),
+        "resolving_power": {variant: the median half-width}}``.
+    """
+    covered = sum(a.covers_zero for a in intervals)
+    powers: dict[str, list[float]] = {}
+    for a in intervals:
+        powers.setdefault(a.variant, []).append(a.resolving_power)
+    return {
+        "covered": covered,
+        "total": len(intervals),
+        "share": covered / len(intervals) if intervals else math.nan,
+        "resolving_power": {k: float(np.median(v)) for k, v in powers.items()},
+    }
+
+
+def _median(a: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.nanmedian(a, axis=axis) if np.isnan(a).any() else np.median(a, axis=axis)
+
+
+def _rounds(df: pd.DataFrame, names: Sequence[str], kw: dict[str, Any]) -> list[Sample]:
+    keys = {k: v for k, v in kw.items() if k in ("variant_col", "value", "run_col")}
+    samples = [stats.sample(df, n, **keys) for n in names]
+    if not all(samples[0].pairs_with(s) for s in samples[1:]):
+        raise ValueError(
+            f"proxy_corrected: {list(names)} must be measured in the same interleaved rounds"
+        )
+    return samples
+
+
+def proxy_corrected(
+    df: pd.DataFrame, names: Sequence[str] = R2_PROXY, **kw: Any
+) -> dict[str, Estimate]:
+    """R2's live estimate raw and corrected for the proxy's extra empty iovec.
+
+    ``names`` = (proxy, ubuf, proxy with one empty more), measured in the same
+    interleaved rounds.  Each figure is the median over rounds of that round's
+    value, resampled as :func:`labkit.measure.stats.difference` does:
+
+    * ``"bias_ns"``: proxy2 - proxy, the cost of one more empty iovec;
+    * ``"saved_ns_raw"``: proxy - ubuf; ``"saved_ns"``: proxy - ubuf - (proxy2 - proxy);
+    * ``"saved_share_raw"`` / ``"saved_share"`` (percent): 1 - ubuf / proxy, and
+      1 - ubuf / (proxy - (proxy2 - proxy)).
+
+    Raises:
+        KeyError: if a variant has no rows.
+        ValueError: if the three were not measured in the same rounds.
+    """
+    p, u, p2 = _rounds(df, names, kw)
+    opts = {k: kw[k] for k in ("confidence", "n_resamples", "seed") if k in kw}
+    a, b, c = names
+
+    def one(values: np.ndarray, what: str) -> Estimate:
+        s = Sample(values, p.runs, p.block, p.rounds)
+        return bootstrap([s], _median, quantity=what, **opts)
+
+    before = 2 * p.values - p2.values
+    return {
+        "bias_ns": one(p2.values - p.values, f"median over rounds of {c} - {a}"),
+        "saved_ns_raw": one(p.values - u.values, f"median over rounds of {a} - {b}"),
+        "saved_ns": one(
+            before - u.values, f"median over rounds of {a} - {b} - ({c} - {a}) (bias removed)"
+        ),
+        "saved_share_raw": one(100 * (1 - u.values / p.values), f"time saved, 100 (1 - {b} / {a})"),
+        "saved_share": one(
+            100 * (1 - u.values / before),
+            f"time saved, 100 (1 - {b} / ({a} - ({c} - {a}))) (bias removed)",
+        ),
+    }
+
+
+__all__ = ["AA", "AA_SUFFIX", "R2_PROXY", "aa", "proxy_corrected", "tally"]

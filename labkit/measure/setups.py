@@ -1,0 +1,104 @@
+"""Is a claim comparable here?  Its declared setup against labkit's, decided before measuring.
+
+A published figure is measured in a setup: a device, a number of cores, a buffer
+size.  Where labkit's setup differs in a way that moves the figure by
+construction (R3's peak on 24 NVMe drives over many cores against /dev/zero on
+one pinned CPU; a quick-mode 64 MiB tail seek against a band derived for
+1 GiB), a verdict of *differs* would be certain before measuring and says
+nothing about the kernel change.  Such a claim is **not comparable**
+(:func:`labkit.measure.verdicts.not_comparable`): the row still shows labkit's
+figure, with what it would take to make it comparable.
+
+``data/published/setups.csv`` declares the mismatches, one row per (claim,
+aspect): the claim id, the aspect (device, cores, buffer size, mode), the
+published setup, labkit's, ``when`` the mismatch holds (``always``, ``quick``
+or ``full``), what it would take to compare (``to_compare``) and the source.
+A claim without rows is comparable in both modes.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from labkit import config
+
+#: Columns of setups.csv.
+COLUMNS = ("claim", "aspect", "published", "labkit", "when", "to_compare", "source")
+#: Values of its ``when`` column.
+WHEN = ("always", "quick", "full")
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One way labkit's setup differs from the claim's (a row of setups.csv)."""
+
+    claim: str
+    aspect: str
+    published: str
+    labkit: str
+    when: str
+    to_compare: str
+    source: str
+
+    def holds(self, quick: bool) -> bool:
+        """Whether the mismatch holds in this mode."""
+        return self.when == "always" or self.when == ("quick" if quick else "full")
+
+    def sentence(self) -> str:
+        """``"device: the claim's 24 NVMe drives ..., labkit's /dev/zero"``."""
+        return f"{self.aspect}: the claim's {self.published}, labkit's {self.labkit}"
+
+
+def setups_file() -> Path:
+    """Where setups.csv is (beside bands.csv)."""
+    return config.resource("published") / "setups.csv"
+
+
+def load(path: str | Path | None = None) -> list[Mismatch]:
+    """Every row of setups.csv as a :class:`Mismatch`.
+
+    Raises:
+        ValueError: for a file without the columns :data:`COLUMNS`, an empty claim or
+            aspect, or a ``when`` not in :data:`WHEN`.
+    """
+    p = Path(path) if path is not None else setups_file()
+    with open(p, newline="") as f:
+        reader = csv.DictReader(f)
+        missing = set(COLUMNS) - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(f"{p}: no column(s) {sorted(missing)}")
+        rows = []
+        for n, r in enumerate(reader, start=2):
+            m = Mismatch(*(str(r[c] or "").strip() for c in COLUMNS))
+            if not m.claim or not m.aspect:
+                raise ValueError(f"{p} line {n}: empty claim or aspect")
+            if m.when not in WHEN:
+                raise ValueError(f"{p} line {n}: when must be one of {WHEN}, got {m.when!r}")
+            rows.append(m)
+    return rows
+
+
+@cache
+def _shipped() -> tuple[Mismatch, ...]:
+    return tuple(load())
+
+
+def mismatches(claim: str, quick: bool | None = None) -> list[Mismatch]:
+    """The declared mismatches of ``claim`` that hold in this mode (``quick`` None: the
+    run's mode, :func:`labkit.config.quick_mode`); [] when the claim is comparable."""
+    q = config.quick_mode(quick)
+    return [m for m in _shipped() if m.claim == claim and m.holds(q)]
+
+
+def why_not_comparable(found: list[Mismatch]) -> tuple[str, str]:
+    """(what differs, what it would take) for a non-empty list of mismatches."""
+    return (
+        "; ".join(m.sentence() for m in found),
+        "; ".join(dict.fromkeys(m.to_compare for m in found)),
+    )
+
+
+__all__ = ["COLUMNS", "WHEN", "Mismatch", "load", "mismatches", "setups_file", "why_not_comparable"]

@@ -1,0 +1,307 @@
+"""Result bundles: one reproduction, self-contained, to compare across hosts.
+
+A bundle is a folder::
+
+    manifest.json        format, when, the host (fingerprint and record), the code
+                         (labkit version, git commit, dirty), the mode, the sessions,
+                         where it came from, notes, and the SHA-256 of every file below
+    summary.csv          the summary table of the reproduction (labkit.report.summary)
+    environment.json     the environment record (labkit.measure.envinfo), host included
+    samples/<experiment>/<stamp>-<host>.csv.gz   every sample behind the summary
+    samples/<experiment>/<stamp>-<host>.json     the environment record of that table
+
+``labkit reproduce`` writes one into ``<out>/bundle`` (:func:`from_reproduction`);
+``make gallery`` copies the full-mode one into ``data/gallery/`` (:func:`add_to_gallery`);
+``labkit compare BUNDLE...`` puts bundles side by side (:mod:`labkit.report.gallery`).
+:func:`load` checks the manifest's hashes, so a bundle edited by hand is refused.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import hashlib
+import json
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from labkit.measure import host as _host
+from labkit.measure.envinfo import host_of
+
+#: The format string every manifest carries.
+FORMAT = "labkit-bundle/1"
+#: Where the gallery is, under the clone (or, for an installed labkit, the data dir).
+GALLERY = Path("data/gallery")
+
+
+def default_gallery() -> Path:
+    """The gallery folder: ``data/gallery`` of the clone, else under the data dir."""
+    from labkit import config
+
+    root = config.checkout()
+    return (root if root is not None else config.data_dir()) / GALLERY
+
+
+class BundleError(ValueError):
+    """A bundle that cannot be read: no manifest, another format, a missing or altered file."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@dataclass
+class Bundle:
+    """A loaded bundle (:func:`load`)."""
+
+    path: Path
+    manifest: dict[str, Any]
+    summary: pd.DataFrame
+    environment: dict[str, Any]
+
+    @property
+    def host(self) -> dict[str, Any]:
+        """The host record (for an old environment record: what it has)."""
+        return host_of(self.environment)
+
+    @property
+    def fingerprint(self) -> str:
+        """The host's one line (:func:`labkit.measure.host.fingerprint`)."""
+        return _host.fingerprint(self.host)
+
+    @property
+    def label(self) -> str:
+        """The bundle's name in a comparison: the manifest's label, else the fingerprint."""
+        return str(self.manifest.get("label") or self.fingerprint)
+
+    def sample_files(self) -> list[Path]:
+        """The sample tables of the bundle (``.csv.gz``), sorted."""
+        return sorted((self.path / "samples").glob("*/*.csv.gz"))
+
+    def samples(self, experiment: str) -> pd.DataFrame:
+        """Every sample of ``experiment`` in the bundle, one table (a ``file`` column added).
+
+        Raises:
+            KeyError: if the bundle has no table of that experiment.
+        """
+        files = sorted((self.path / "samples" / experiment).glob("*.csv.gz"))
+        if not files:
+            raise KeyError(f"bundle {self.path} has no samples of {experiment!r}")
+        return pd.concat(
+            [pd.read_csv(f).assign(file=f.name[: -len(".csv.gz")]) for f in files],
+            ignore_index=True,
+        )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:60] or "host"
+
+
+def write(
+    dest: str | Path,
+    *,
+    summary: pd.DataFrame,
+    environment: dict[str, Any],
+    samples: Iterable[tuple[Path, Path | None]] = (),
+    source: str,
+    label: str | None = None,
+    notes: Iterable[str] = (),
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write a bundle into ``dest`` (a new folder; the whole folder appears at once).
+
+    Args:
+        summary: the summary table.
+        environment: the environment record of the reproduction.
+        samples: (CSV, its JSON record or None) of every sample table to carry; the
+            CSV is stored gzipped under ``samples/<experiment>/`` (the folder the CSV
+            was in names the experiment).
+        source: where the bundle came from, in words ("labkit reproduce", "git
+            history at 8ac1375").
+        label: the bundle's name in a comparison (default: the host fingerprint).
+        notes: sentences a reader should see (what was left out and why).
+        extra: more manifest keys.
+
+    Raises:
+        FileExistsError: if ``dest`` exists.
+        OSError: if it cannot be written (nothing is left behind).
+    """
+    dest = Path(dest)
+    if dest.exists():
+        raise FileExistsError(f"bundle: {dest} exists; choose a new folder")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        summary.to_csv(tmp / "summary.csv", index=False)
+        (tmp / "environment.json").write_text(json.dumps(environment, indent=1, default=str))
+        kept = []
+        for csv_path, json_path in samples:
+            exp = csv_path.parent.name
+            (tmp / "samples" / exp).mkdir(parents=True, exist_ok=True)
+            gz = tmp / "samples" / exp / f"{csv_path.name}.gz"
+            # mtime 0: the same table always gives the same bytes (and the same hash)
+            with open(csv_path, "rb") as src, open(gz, "wb") as raw:
+                with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as out:
+                    shutil.copyfileobj(src, out)
+            if json_path is not None and json_path.is_file():
+                shutil.copyfile(json_path, tmp / "samples" / exp / json_path.name)
+            kept.append(f"{exp}/{csv_path.name}")
+        h = host_of(environment)
+        manifest = {
+            "format": FORMAT,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "source": source,
+            "label": label or _host.fingerprint(h),
+            "host_fingerprint": _host.fingerprint(h),
+            "code": {k: environment.get(k) for k in ("labkit_version", "git_commit", "git_dirty")},
+            "measured": environment.get("date"),
+            "quick_mode": environment.get("quick_mode"),
+            "sessions": int((extra or {}).get("sessions", 1)),
+            "samples": kept,
+            "notes": list(notes),
+            **{k: v for k, v in (extra or {}).items() if k != "sessions"},
+        }
+        manifest["files"] = {
+            str(p.relative_to(tmp)): _sha256(p) for p in sorted(tmp.rglob("*")) if p.is_file()
+        }
+        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str) + "\n")
+        tmp.rename(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
+
+
+def load(path: str | Path) -> Bundle:
+    """Read a bundle, checking its format and every file's hash.
+
+    Raises:
+        BundleError: no manifest, another format, a file missing or altered.
+    """
+    p = Path(path)
+    man_path = p / "manifest.json"
+    try:
+        manifest = json.loads(man_path.read_text())
+    except FileNotFoundError:
+        raise BundleError(f"{p}: not a labkit bundle (no manifest.json)") from None
+    except (OSError, ValueError) as exc:
+        raise BundleError(f"{man_path}: unreadable ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise BundleError(f"{p}: format {manifest.get('format')!r}, expected {FORMAT!r}")
+    for rel, digest in (manifest.get("files") or {}).items():
+        f = p / rel
+        if not f.is_file():
+            raise BundleError(f"{p}: {rel} is missing")
+        if _sha256(f) != digest:
+            raise BundleError(f"{p}: {rel} was changed after the bundle was written")
+    for need in ("summary.csv", "environment.json"):
+        if need not in (manifest.get("files") or {}):
+            raise BundleError(f"{p}: the manifest lists no {need}")
+    return Bundle(
+        p,
+        manifest,
+        pd.read_csv(p / "summary.csv"),
+        json.loads((p / "environment.json").read_text()),
+    )
+
+
+def from_reproduction(out: str | Path, dest: str | Path | None = None) -> Path:
+    """The bundle of the reproduction in ``out`` (``labkit reproduce``'s folder), written to
+    ``dest`` (default ``<out>/bundle``, replaced if there).
+
+    The summary is ``<out>/summary.csv``; the samples every table under
+    ``<out>/results/``; the environment record is taken now, on the machine that
+    just measured (the samples' own records travel with them).
+
+    Raises:
+        FileNotFoundError: if ``<out>/summary.csv`` is missing.
+    """
+    from labkit.measure.envinfo import environment
+
+    out = Path(out)
+    summary = pd.read_csv(out / "summary.csv")
+    dest = Path(dest) if dest is not None else out / "bundle"
+    quick = bool(summary["quick"].any()) if "quick" in summary.columns else None
+    env = environment(quick=quick)
+    samples = [(c, c.with_suffix(".json")) for c in sorted((out / "results").glob("*/*.csv"))]
+    sessions = json_sessions(out)
+    old = None
+    if dest.exists():
+        old = dest.with_name(f".{dest.name}.old")
+        shutil.rmtree(old, ignore_errors=True)
+        dest.rename(old)
+    try:
+        write(
+            dest,
+            summary=summary,
+            environment=env,
+            samples=samples,
+            source="labkit reproduce",
+            extra={"sessions": sessions},
+        )
+    except BaseException:
+        if old is not None and not dest.exists():
+            old.rename(dest)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+    return dest
+
+
+def json_sessions(out: Path) -> int:
+    """The number of sessions a reproduction in ``out`` measured (``.state/sessions.json``;
+    1 when it does not say)."""
+    try:
+        return int(json.loads((out / ".state" / "sessions.json").read_text())["sessions"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 1
+
+
+def add_to_gallery(bundle: str | Path, gallery: str | Path | None = None) -> Path:
+    """Copy a bundle into the gallery as ``<date>-<fingerprint>`` (checked first).
+
+    Raises:
+        BundleError: if the bundle does not load.
+        FileExistsError: if the gallery has a bundle of that name already.
+    """
+    b = load(bundle)
+    gallery = Path(gallery) if gallery is not None else default_gallery()
+    date = str(b.manifest.get("measured") or b.manifest.get("created") or "")[:10]
+    dest = Path(gallery) / f"{date}-{_slug(b.fingerprint)}"
+    if dest.exists():
+        raise FileExistsError(f"gallery: {dest} exists")
+    Path(gallery).mkdir(parents=True, exist_ok=True)
+    shutil.copytree(b.path, dest)
+    return dest
+
+
+def gallery_bundles(gallery: str | Path | None = None) -> list[Path]:
+    """The bundles of a gallery folder (default :func:`default_gallery`), sorted by name."""
+    folder = Path(gallery) if gallery is not None else default_gallery()
+    return sorted(p.parent for p in folder.glob("*/manifest.json"))
+
+
+__all__ = [
+    "FORMAT",
+    "GALLERY",
+    "Bundle",
+    "BundleError",
+    "add_to_gallery",
+    "default_gallery",
+    "from_reproduction",
+    "gallery_bundles",
+    "json_sessions",
+    "load",
+    "write",
+]

@@ -1,0 +1,93 @@
+"""The session as the unit of replication: random-effects pooling over sessions (and hosts).
+
+Clock-free: simulated tables with a persistent per-session offset, seeded.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labkit.measure import sessions, stats
+from labkit.measure.resampling import Estimate, Sample, bootstrap
+
+
+def _mean(a, axis=-1):
+    return np.nanmean(a, axis=axis)
+
+
+def _session(rng, offset, runs=3, batches=8, truth=5.0, sd_run=0.1):
+    vals, labels = [], []
+    for r in range(runs):
+        m = truth + offset + rng.normal(0, sd_run)
+        vals += list(m + rng.normal(0, 0.5, batches))
+        labels += [r] * batches
+    return bootstrap([Sample.of(vals, labels)], _mean, quantity="x", n_resamples=300)
+
+
+def test_coverage_with_a_persistent_session_offset():
+    """One session's interval over runs misses the long-run mean; pooled over four
+    sessions it covers it about 95% of the time."""
+    rng = np.random.default_rng(23)
+    reps, one, pooled, widths = 120, 0, 0, []
+    for _ in range(reps):
+        per = [_session(rng, rng.normal(0, 0.8)) for _ in range(4)]
+        one += per[0].ci_low <= 5.0 <= per[0].ci_high
+        p = sessions.pool(per)
+        pooled += p.ci_low <= 5.0 <= p.ci_high
+        widths.append(p.ci_high - p.ci_low)
+        assert p.n_sessions == 4 and p.n_runs == 12 and math.isfinite(p.between_session)
+    assert one / reps < 0.6  # the old interval: one session's runs
+    assert 0.88 <= pooled / reps <= 1.0
+    assert np.median(widths) < 4  # not covering by being useless (offset SD 0.8)
+
+
+def test_no_session_offset_pools_to_a_narrow_interval():
+    rng = np.random.default_rng(5)
+    per = [_session(rng, 0.0, runs=6) for _ in range(3)]
+    p = sessions.pool(per)
+    assert p.ci_low <= 5.0 <= p.ci_high
+    assert p.ci_high - p.ci_low < 1.0
+
+
+def test_random_effects_edge_cases():
+    one = sessions.random_effects([3.0], [0.5])
+    assert one.k == 1 and one.estimate == 3.0 and math.isnan(one.tau)
+    assert one.ci_low == pytest.approx(3.0 - 1.96 * 0.5, rel=1e-3)
+    exact = sessions.random_effects([48.0, 48.0, 47.0], [0.0, 0.0, 0.0])
+    assert exact.ci_low < 47.67 < exact.ci_high and exact.i2 == 1.0
+    same = sessions.random_effects([2.0, 2.0], [0.0, 0.0])
+    assert same.ci_low == same.ci_high == 2.0
+    # far apart with small SEs: tau takes the spread, the interval widens
+    apart = sessions.random_effects([1.3, 2.9], [0.1, 0.05])
+    assert apart.tau > 0.5 and apart.ci_low < 1.3 and apart.ci_high > 2.9 and apart.i2 > 0.9
+    for bad in (([], []), ([1.0], [0.1, 0.2]), ([math.nan], [0.1]), ([1.0], [-1.0])):
+        with pytest.raises(ValueError):
+            sessions.random_effects(*bad)
+    with pytest.raises(ValueError):
+        sessions.pool([])
+
+
+def test_over_sessions_from_a_table_and_scope_text():
+    rng = np.random.default_rng(9)
+    rows = []
+    for s in range(3):
+        off = rng.normal(0, 1)
+        for run in range(3):
+            for rep in range(6):
+                base = 100 + off + rng.normal(0, 0.2)
+                rows.append((s, run, rep, "a", base + 5 + rng.normal(0, 0.1)))
+                rows.append((s, run, rep, "b", base + rng.normal(0, 0.1)))
+    df = pd.DataFrame(rows, columns=["session", "run", "repeat", "variant", "ns_per_op"])
+    pooled, per = sessions.over_sessions(df, lambda d: stats.difference(d, "a", "b"))
+    assert len(per) == 3 and pooled.n_sessions == 3
+    assert pooled.ci_low <= 5.0 <= pooled.ci_high
+    assert "over 3 sessions" in sessions.scope_text(pooled, "AMD EPYC fam 25")
+    assert "3 sessions" in str(pooled)
+    single, _ = sessions.over_sessions(
+        df.drop(columns="session"), lambda d: stats.difference(d, "a", "b")
+    )
+    assert single.n_sessions == 1
+    assert "one session" in sessions.scope_text(single)
+    assert isinstance(single, Estimate)
