@@ -54,6 +54,8 @@ CALLS: list[tuple[str, list[str], list[str]]] = [
     ("copy_to_iter 4K", ["copy"], ["lko_copy_to"]),
 ]
 ADVANCE_PAGES = (1024, 262143)
+#: The calls the claims need (labkit.claims: R2.kernel_*, R1.kernel_instr_per_page).
+CLAIM_CALLS = ["readv(1)", "readv(4K+empty)", "readv(4K+empty+empty)", "advance/page"]
 
 
 def _kernel_functions(obj: Path) -> set[str]:
