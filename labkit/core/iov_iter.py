@@ -143,9 +143,8 @@ class IovIter:
 
     @classmethod
     def bvec_table(cls, direction: int, table: Any, nr_segs: int, keep: Any = ()) -> IovIter:
-        """A BVEC over a filled C ``struct lk_bvec[]`` of ``nr_segs`` entries, counting their
-        total (a table too long to build entry by entry); ``keep`` holds the memory the
-        entries point at for as long as the iterator lives."""
+        """A BVEC over a filled C ``struct lk_bvec[]`` of ``nr_segs`` entries (a table too long
+        to build entry by entry); ``keep`` holds the memory they point at while it lives."""
         d, n = direction_arg(direction), size_arg(nr_segs, "nr_segs")
         if n > len(table):
             raise ValueError(f"bvec_table: {n} entries asked of a table of {len(table)}")
