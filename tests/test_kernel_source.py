@@ -277,3 +277,32 @@ def test_evidence_from_the_committed_counts():
     assert ev["r2_saved_O2"] == c["6.1", "O2", "readv(1)"] - c["6.1+ubuf", "O2", "readv(1)"]
     assert ev["r1_per_page_defconfig"] == c["6.1", "defconfig", "advance/page"]
     assert all(v == v for v in ev.values())  # no NaN: every row is there
+
+
+@needs_oracle
+def test_model_matches_the_real_code_at_o2():
+    """The -O2 build is the same code: the same sequences find no difference there either."""
+    from labkit.kernelsrc.diff import run_pair
+
+    res = run_pair(("6.4", "6.12"), max(SEQUENCES // 2, 100), seed=11, opt="O2")
+    assert not res.differences, "\n".join(str(d) for d in res.differences[:5])
+
+
+@needs_oracle
+def test_the_kernel_command():
+    import subprocess
+    import sys
+
+    def labkit_cmd(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "labkit.cli", "kernel", *args], capture_output=True, text=True
+        )
+
+    built = labkit_cmd("build", "--era", "6.12")
+    assert built.returncode == 0 and "6.12: cached" in built.stdout, built.stderr
+    diff = labkit_cmd("diff", "--sequences", "30")
+    assert diff.returncode == 0, diff.stderr
+    assert diff.stdout.count("0 differences") == 3
+    bad = labkit_cmd("build", "--src", "/nonexistent")
+    assert bad.returncode == 2 and "not a kernel tree" in bad.stderr
+    assert "Traceback" not in bad.stderr
