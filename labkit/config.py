@@ -90,6 +90,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("LABKIT_NOTEBOOKS", "the notebooks labkit reproduce runs", "notebooks_setting"),
     Setting("LABKIT_OUT", "output root of a reproduction (summary, figures)", "out_setting"),
     Setting("LABKIT_NOTEBOOK", "the notebook a summary row comes from", "notebook_name"),
+    Setting("LABKIT_KERNEL_SRC", "a kernel tree the source oracle builds", "kernel_src_setting"),
+    Setting("LABKIT_KERNEL_CACHE", "where the source oracle caches builds", "kernel_cache_setting"),
 )
 
 
@@ -160,6 +162,18 @@ def out_setting() -> Path | None:
 def notebook_name() -> str:
     """``$LABKIT_NOTEBOOK``: the notebook running now (set by ``labkit reproduce``), or ""."""
     return _text("LABKIT_NOTEBOOK")
+
+
+def kernel_src_setting() -> Path | None:
+    """``$LABKIT_KERNEL_SRC``: a kernel tree :mod:`labkit.kernelsrc` builds instead of Debian's."""
+    text = _text("LABKIT_KERNEL_SRC")
+    return Path(text) if text else None
+
+
+def kernel_cache_setting() -> Path | None:
+    """``$LABKIT_KERNEL_CACHE``: where :mod:`labkit.kernelsrc` caches its builds."""
+    text = _text("LABKIT_KERNEL_CACHE")
+    return Path(text) if text else None
 
 
 def repo_root() -> Path:
