@@ -170,3 +170,31 @@ def test_the_normaliser_gives_what_jupyterlab_writes(tmp_path):
     assert out.cells[1].outputs[0].execution_count == 2 and out.cells[1].metadata == {}
     text = path.read_text(encoding="utf-8")
     assert text.endswith("}\n") and text.startswith('{\n "cells": [')
+
+
+def test_no_measured_interval_in_prose(nb_path):
+    """Intervals are rendered from results by code, never typed into Markdown, where they
+    contradict the outputs after the next run (tests/test_browser.py checks the rendered page)."""
+    from labkit.report import notebook_files
+
+    nb = nbformat.read(nb_path, as_version=4)
+    found = [
+        (k, hit)
+        for k, cell in enumerate(nb.cells)
+        if cell.cell_type == "markdown"
+        for hit in notebook_files.intervals_in_prose(cell.source)
+    ]
+    assert not found, f"{nb_path.name}: intervals in Markdown cells: {found}"
+
+
+def test_the_prose_check_catches_the_known_cases():
+    from labkit.report import notebook_files
+
+    for text in (
+        "the full run's 0.992, 95% CI 0.990-0.995, even put",
+        "a stored 1.0343 [1.0162, 1.0460] and",
+        "about 3 ± 1 ns",
+    ):
+        assert notebook_files.intervals_in_prose(text), text
+    for text in ("about 755x", "3% (0.860 s and 0.854 s)", "a list [a, b]", "see [1]"):
+        assert not notebook_files.intervals_in_prose(text), text
