@@ -16,7 +16,8 @@ through ``/usr/bin/chromedriver``: nothing downloads a browser or a driver) open
   clicked: the line under the controls names the new step and the drawing changes;
 * **the drawings survive a save**: the notebook is saved, closed with its kernel shut down and
   reopened with a fresh kernel: every figure is still an image that loads, no output says
-  "Error displaying widget", and notebook 01 shows the stepper's last drawing.
+  "Error displaying widget", and notebook 01 shows the stepper's last drawing (reopened once
+  more with no kernel at all: still there).
 
 A screenshot of each notebook (and of notebook 01 reopened) goes to ``tests/artifacts/browser/``
 (ignored by git); the paths are printed.  Every process the test started (the server, its
@@ -278,24 +279,24 @@ const panel = Array.from(app.shell.widgets('main'))
 """
 
 
-def open_notebook(driver: Any, path: str) -> None:
-    """Open ``path`` (relative to the served folder) and wait until its kernel is idle."""
+def open_notebook(driver: Any, path: str, *, kernel: bool = True) -> None:
+    """Open ``path`` (relative to the served folder) and wait until its kernel is idle (or,
+    with ``kernel=False``, open it with no kernel and wait until its cells are shown)."""
+    args = {"path": path} if kernel else {"path": path, "kernelPreference": {"shouldStart": False}}
     driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
-        "window.jupyterapp.commands.execute('docmanager:open', {path: arguments[0]})"
+        "window.jupyterapp.commands.execute('docmanager:open', arguments[0])"
         ".then(() => done(true), e => done(String(e)));",
-        path,
+        args,
     )
-    _wait(
-        driver,
-        JS_PANEL + "return !!(panel && panel.context.isReady && panel.sessionContext.session"
-        " && panel.sessionContext.session.kernel"
-        " && panel.sessionContext.session.kernel.status === 'idle'"
-        " && panel.content.widgets.length > 0);",
-        OPEN_TIMEOUT,
-        f"{path} to open with an idle kernel",
-        path,
-    )
+    ready = "panel && panel.context.isReady && panel.content.widgets.length > 0"
+    if kernel:
+        ready += (
+            " && panel.sessionContext.session && panel.sessionContext.session.kernel"
+            " && panel.sessionContext.session.kernel.status === 'idle'"
+        )
+    what = f"{path} to open " + ("with an idle kernel" if kernel else "without a kernel")
+    _wait(driver, JS_PANEL + f"return !!({ready});", OPEN_TIMEOUT, what, path)
 
 
 def panel_call(driver: Any, path: str, body: str, *args: Any) -> Any:
@@ -536,6 +537,14 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
             f"{nb.name} reopened: the stepper's last drawing is not there"
         )
         screenshot(browser, rel, f"{nb.stem}-reopened.png", extra["cell"])
+        close(browser, rel)
+        open_notebook(browser, rel, kernel=False)  # and with no kernel at all
+        kernel = panel_call(browser, rel, "return !!panel.sessionContext.session;")
+        drawn = [i for i in wait_images(browser, rel)["images"] if i["cell"] == extra["cell"]]
+        assert not kernel and drawn and drawn[-1]["src"] == extra["after"], (
+            f"{nb.name} reopened without a kernel: the stepper's last drawing is not there"
+        )
+        screenshot(browser, rel, f"{nb.stem}-no-kernel.png", extra["cell"])
     close(browser, rel)
 
 
