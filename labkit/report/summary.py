@@ -44,6 +44,7 @@ leaves no files behind).
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import json
 import math
 import os
@@ -128,7 +129,7 @@ def _value(v: Any, name: str) -> float | str | None:
     return f
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str | bytes) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename (no half files).
 
     Under ``$LABKIT_OUT`` no link below it is followed (:mod:`labkit._files`).
@@ -289,17 +290,12 @@ def savefig(fig: Any, name: str, *, dpi: int = 120, caption: str | None = None) 
     folder = figures_dir()
     if folder is None:
         return []
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for ext in ("png", "svg"):
         path = folder / f"{name}.{ext}"
-        tmp = folder / f".{name}.tmp.{ext}"
-        try:
-            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata=_metadata(ext))
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)  # a full disk leaves no half figure behind
-            raise
+        drawn = io.BytesIO()  # drawn in memory, then written as every file is (_files)
+        fig.savefig(drawn, format=ext, dpi=dpi, bbox_inches="tight", metadata=_metadata(ext))
+        atomic_write_text(path, drawn.getvalue())
         paths.append(path)
     from labkit.report.figures import describe
 
