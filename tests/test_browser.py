@@ -19,7 +19,9 @@ through ``/usr/bin/chromedriver``: nothing downloads a browser or a driver) open
   "Error displaying widget", and notebook 01 shows the stepper's last drawing (reopened once
   more with no kernel at all: still there).
 
-A screenshot of each notebook (and of notebook 01 reopened) goes to ``tests/artifacts/browser/``
+A screenshot of each notebook after Run All (``NN-name.png``, taken before the checks, so it
+shows a failure too) and of notebook 01's stepper after the step, reopened, and reopened with
+no kernel (``-stepped``, ``-reopened``, ``-no-kernel``) go to ``tests/artifacts/browser/``
 (ignored by git); the paths are printed.  Every process the test started (the server, its
 kernels, chromedriver and Chromium) is stopped by its process id at the end.  Where Chromium,
 chromedriver or selenium is missing the tests skip, naming the command that installs them.
@@ -481,11 +483,12 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
     run_all(browser, rel)
     seconds = time.monotonic() - t0
     ran = cells(browser, rel)
+    state = wait_images(browser, rel)
+    screenshot(browser, rel, f"{nb.stem}.png")  # before any check: shows what failed too
     code = [c for c in ran if c["type"] == "code"]
     assert not _problems(ran), f"{nb.name}: " + "; ".join(_problems(ran))
     idle = [k for k, c in enumerate(ran) if c["type"] == "code" and not c["count"]]
     assert code and not idle, f"{nb.name}: code cells {idle} did not run"
-    state = wait_images(browser, rel)
     assert not state["stderr"], f"{nb.name}: stderr on the page: {state['stderr']}"
     assert not state["widgets"], f"{nb.name}: widgets not shown: {state['widgets']}"
     images = state["images"]
@@ -514,7 +517,7 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
     extra: dict[str, Any] = {}
     if nb.name == TOUR:
         extra = _step_the_stepper(browser, rel)
-    screenshot(browser, rel, f"{nb.stem}.png", extra.get("cell"))
+        screenshot(browser, rel, f"{nb.stem}-stepped.png", extra["cell"])
 
     save(browser, rel)
     close(browser, rel)
