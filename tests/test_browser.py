@@ -432,15 +432,6 @@ def _problems(cell_list: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-#: As in tests/test_notebooks_clean.py: stored before the normaliser, normalised after the
-#: "claims" merge; then emptied (strict xfail fails once they open unchanged).
-PENDING_NORMALISATION = {
-    "02-fixed-buffer-seek.ipynb",
-    "03-ubuf-import.ipynb",
-    "04-live-kernel.ipynb",
-}
-
-
 @pytest.fixture(scope="module", params=NOTEBOOKS, ids=lambda p: p.name)
 def nb(request: Any) -> Path:
     """Each notebook; module-scoped, so pytest runs both tests of one notebook in a row (the
@@ -448,11 +439,9 @@ def nb(request: Any) -> Path:
     return request.param
 
 
-def test_opening_changes_nothing(lab: Lab, browser: Any, nb: Path, request: Any) -> None:
+def test_opening_changes_nothing(lab: Lab, browser: Any, nb: Path) -> None:
     """Open a copy of the stored file: not dirty once the kernel is idle, and a save writes
     the same bytes."""
-    if nb.name in PENDING_NORMALISATION:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="normalised after the merge"))
     stored = nb.read_bytes()
     rel = f"work/{nb.name}"
     copy = lab.root / rel

@@ -111,24 +111,13 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 #: Cells that show a widget which draws (their drawing must be stored as an image too).
 DRAWS = re.compile(r"stepper\.stepper\(")
 
-#: Notebooks stored before the normaliser existed, rewritten by the "claims" work at the time
-#: it was written; they are normalised after that merge (python -m labkit.report.notebook_files
-#: notebooks/*.ipynb), then this set must be emptied: strict xfail fails once they are clean.
-PENDING_NORMALISATION = {
-    "02-fixed-buffer-seek.ipynb",
-    "03-ubuf-import.ipynb",
-    "04-live-kernel.ipynb",
-}
 
-
-def test_stored_as_jupyterlab_writes_it(nb_path, request):
+def test_stored_as_jupyterlab_writes_it(nb_path):
     """Read with nbformat and written back as JupyterLab would (kernelspec, language_info,
     cell ids, nbformat.write): not one byte differs, so opening it changes nothing
     (tests/test_browser.py checks the same in JupyterLab itself)."""
     from labkit.report import notebook_files
 
-    if nb_path.name in PENDING_NORMALISATION:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="normalised after the merge"))
     stored = nb_path.read_text(encoding="utf-8")
     nb = nbformat.read(nb_path, as_version=4)
     assert nb.metadata.get("kernelspec") == notebook_files.KERNELSPEC, nb.metadata.get("kernelspec")
