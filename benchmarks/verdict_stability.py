@@ -12,13 +12,25 @@ whether it stayed the same, moved to or from *inconclusive*, or flipped
 (:mod:`labkit.report.stability`).  ``--with CSV`` adds summaries measured
 before (for example the stored reference, ``data/reproduction/summary.csv``).
 
-Writes ``<out>/verdicts.csv`` (the comparison) and ``<out>/times.csv`` (the
-wall time of each reproduction).  Exit status 0 when nothing flipped, 1 when a
-verdict flipped, 2 when a reproduction failed.
+Sessions and hosts: each reproduction is one session of this host (``--pause``
+seconds apart) and writes its result bundle; ``--bundle DIR`` (repeatable) and
+``--gallery`` add bundles of other hosts (``data/gallery/``).  With bundles, the
+script prints one table per host (its sessions compared: within a host, no
+verdict may flip between *reproduced* and *differs*) and then the cross-host
+comparison (:mod:`labkit.report.gallery`): per claim each host's verdict, and
+every disagreement between hosts as a finding naming what differs between them.
+
+Writes ``<out>/verdicts.csv`` (the comparison), ``<out>/times.csv`` (the
+wall time of each reproduction), and with bundles ``<out>/hosts.md`` and
+``<out>/gallery.csv``.  Exit status 0 when nothing flipped within a host, 1 when
+a verdict flipped, 2 when a reproduction failed.
 
 Usage: ``python benchmarks/verdict_stability.py [--runs 3] [--load] [--quick]
-[--out DIR] [--with CSV ...] [--markdown]``.  A full reproduction takes about
-three minutes on a 2-core VM, so three take about ten.
+[--out DIR] [--with CSV ...] [--bundle DIR ...] [--gallery] [--pause S]
+[--markdown]``.  A full reproduction takes about four minutes on a 2-core VM.
+The closing note's measurement (two sessions on this host, the gallery beside)::
+
+    python benchmarks/verdict_stability.py --runs 2 --pause 60 --gallery --out /tmp/stab
 """
 
 from __future__ import annotations
@@ -34,7 +46,7 @@ from pathlib import Path
 import pandas as pd
 
 from labkit.measure import runner
-from labkit.report import stability
+from labkit.report import bundle, gallery, stability
 
 _SPIN = "while True: pass"
 
@@ -80,6 +92,11 @@ def main() -> int:
         help="a summary.csv measured before, compared too (repeatable)",
     )
     ap.add_argument("--markdown", action="store_true", help="print one Markdown table")
+    ap.add_argument(
+        "--bundle", type=Path, action="append", default=[], help="a result bundle (repeatable)"
+    )
+    ap.add_argument("--gallery", action="store_true", help="add every bundle of data/gallery")
+    ap.add_argument("--pause", type=float, default=0.0, help="seconds between reproductions")
     cfg = ap.parse_args()
     out = cfg.out or Path(tempfile.mkdtemp(prefix="labkit-stability-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -93,6 +110,8 @@ def main() -> int:
     times = []
     try:
         for i in range(1, cfg.runs + 1):
+            if i > 1 and cfg.pause > 0:
+                time.sleep(cfg.pause)
             folder = out / f"run-{i}"
             rc, secs = reproduce(folder, cfg.quick)
             times.append({"run": i, "seconds": round(secs, 1), "exit": rc, "load": cfg.load})
@@ -102,11 +121,18 @@ def main() -> int:
                 return 2
             names.append(f"run {i}" + (" (load)" if cfg.load else ""))
             tables.append(pd.read_csv(folder / "summary.csv"))
+            if (folder / "bundle" / "manifest.json").is_file():
+                cfg.bundle.append(folder / "bundle")
     finally:
         for p in load:
             p.kill()
             p.wait()
     pd.DataFrame(times).to_csv(out / "times.csv", index=False)
+    found = [bundle.load(p) for p in cfg.bundle]
+    if cfg.gallery:
+        found += [bundle.load(p) for p in bundle.gallery_bundles()]
+    if found:
+        return hosts_report(found, out, cfg.markdown)
     if len(tables) < 2:
         print("fewer than two summaries: nothing to compare", file=sys.stderr)
         return 0
@@ -115,6 +141,29 @@ def main() -> int:
     print(stability.format_comparison(tab, markdown=cfg.markdown))
     print(f"\nwritten: {out / 'verdicts.csv'}, {out / 'times.csv'}", file=sys.stderr)
     return 1 if stability.counts(tab)["flipped"] else 0
+
+
+def hosts_report(found: list, out: Path, markdown: bool) -> int:
+    """One table per host (its sessions), then the cross-host comparison and its findings."""
+    flipped = 0
+    lines = []
+    for fp, tab in stability.by_host(found).items():
+        labels = sorted({b.label for b in found if b.fingerprint == fp})
+        lines.append(f"## {fp}" + (f" ({'; '.join(labels)})" if labels != [fp] else ""))
+        if tab is None:
+            lines.append("one session only: nothing to compare within this host\n")
+            continue
+        flipped += stability.counts(tab)["flipped"]
+        lines.append(stability.format_comparison(tab, markdown=True) + "\n")
+    text = "\n".join(lines)
+    if len({b.fingerprint for b in found}) >= 2 or len(found) >= 2:
+        c = gallery.compare(found)
+        c.table.to_csv(out / "gallery.csv", index=False)
+        text += "\n## across hosts\n\n" + gallery.format_comparison(c, markdown=markdown)
+    (out / "hosts.md").write_text(text + "\n")
+    print(text)
+    print(f"\nwritten: {out / 'hosts.md'}", file=sys.stderr)
+    return 1 if flipped else 0
 
 
 if __name__ == "__main__":

@@ -78,4 +78,14 @@ def test_live_loop_measures_a_twin():
     assert np.isfinite(a.resolving_power)
     assert set(calibration.proxy_corrected(df, n_resamples=200)) >= {"saved_ns", "bias_ns"}
     assert live.base_name("readv1_aa") == "readv1"
+    # the calibration row reads the same bytes and stays out of the default lists
+    fd = live.open_zero()
+    try:
+        assert live.syscall_read("readv_empty2", fd) == bytes(4096)
+    finally:
+        import os
+
+        os.close(fd)
+    assert "readv_empty2" in live.CALIBRATION_VARIANTS
+    assert "readv_empty2" not in live.SYSCALL_VARIANTS
     assert live.read_variant("readv1_aa").name == "readv1"

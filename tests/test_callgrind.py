@@ -16,6 +16,7 @@ def rows():
             ("read-zero", "readv 6.3", 4607.0, None, None),
             ("read-zero", "readv 6.4", 4560.0, None, None),
             ("uring defer_every=0", "readv-iovec", 4618.0, None, None),
+            ("uring defer_every=0", "readv-rewrite", 4576.0, None, None),
             ("uring defer_every=0", "read", 4442.0, None, None),
             ("fixed-seek", "walk-2019 @ page 1", 154.0, "walk-2019", 1),
             ("fixed-seek", "walk-2019 @ page 4095", 154.0 + 48 * 4094, "walk-2019", 4095),
@@ -31,6 +32,7 @@ def test_evidence_from_rows():
     assert ev == {
         "r2_saved": 47.0,
         "r3_saved": 176.0,
+        "r3_rewrite_saved": 42.0,
         "r1_walk_per_page": 48.0,
         "r1_shift_per_page": 0.0,
     }

@@ -83,11 +83,80 @@ def test_over_sessions_from_a_table_and_scope_text():
     pooled, per = sessions.over_sessions(df, lambda d: stats.difference(d, "a", "b"))
     assert len(per) == 3 and pooled.n_sessions == 3
     assert pooled.ci_low <= 5.0 <= pooled.ci_high
-    assert "over 3 sessions" in sessions.scope_text(pooled, "AMD EPYC fam 25")
+    text = sessions.scope_text(pooled.n_sessions, "AMD EPYC fam 25", pooled.between_session)
+    assert text.startswith("on AMD EPYC fam 25, over 3 sessions (between-session SD")
     assert "3 sessions" in str(pooled)
     single, _ = sessions.over_sessions(
         df.drop(columns="session"), lambda d: stats.difference(d, "a", "b")
     )
     assert single.n_sessions == 1
-    assert "one session" in sessions.scope_text(single)
+    assert "one session" in sessions.scope_text(single.n_sessions)
     assert isinstance(single, Estimate)
+
+
+def test_pool_summaries_over_sessions():
+    from labkit.report.pooled import pool_summaries
+
+    cols = ["result", "quantity", "unit", "estimate", "ci_low", "ci_high", "n_runs"]
+    cols += ["band_low", "band_high", "verdict", "method", "reason"]
+
+    def table(share, gain):
+        return pd.DataFrame(
+            [
+                (
+                    "R2",
+                    "time saved",
+                    "%",
+                    share,
+                    share - 0.2,
+                    share + 0.2,
+                    6,
+                    2.5,
+                    3.5,
+                    "x",
+                    "m",
+                    "r",
+                ),
+                (
+                    "R3",
+                    "gain",
+                    "%",
+                    gain,
+                    gain - 1,
+                    gain + 1,
+                    6,
+                    5.0,
+                    6.8,
+                    "not comparable",
+                    "m",
+                    "r",
+                ),
+                (
+                    "R1",
+                    "count",
+                    "instructions",
+                    48.0,
+                    48.0,
+                    48.0,
+                    1,
+                    1.0,
+                    math.inf,
+                    "reproduced",
+                    "m",
+                    "r",
+                ),
+            ],
+            columns=cols,
+        )
+
+    # two sessions that each "reproduce" alone but disagree: the pooled interval widens
+    t = pool_summaries([table(2.7, 13.0), table(3.3, 19.0)], "host X")
+    r = t.set_index("quantity")
+    assert r.loc["time saved", "n_sessions"] == 2 and r.loc["time saved", "n_runs"] == 12
+    assert r.loc["time saved", "ci_low"] < 2.5 and r.loc["time saved", "verdict"] == "inconclusive"
+    assert "pooled over 2 sessions" in r.loc["time saved", "reason"]
+    assert r.loc["time saved", "scope"].startswith("on host X, over 2 sessions")
+    assert r.loc["gain", "verdict"] == "not comparable"  # stays so; figure still pooled
+    assert r.loc["count", "verdict"] == "reproduced" and r.loc["count", "estimate"] == 48.0
+    with pytest.raises(ValueError):
+        pool_summaries([])

@@ -100,3 +100,25 @@ def test_benchmark_compares_stored_summaries_without_running(tmp_path):
     assert "0 moved to or from inconclusive; 1 flipped" in done.stdout
     saved = pd.read_csv(tmp_path / "out" / "verdicts.csv")
     assert saved["outcome"].tolist() == ["flipped"]
+
+
+def test_by_host_compares_sessions_within_each_host(tmp_path):
+    from labkit.report import bundle
+
+    def summary(v):
+        return pd.DataFrame(
+            [("R2", "share", 2.9, 2.5, 3.3, v)],
+            columns=["result", "quantity", "estimate", "ci_low", "ci_high", "verdict"],
+        )
+
+    def env(model):
+        return {"host": {"model_name": "CPU", "family": 6, "model": model, "stepping": 1}}
+
+    found = []
+    for k, (model, v) in enumerate([(207, "reproduced"), (207, "differs"), (167, "reproduced")]):
+        p = bundle.write(tmp_path / str(k), summary=summary(v), environment=env(model), source="t")
+        found.append(bundle.load(p))
+    tabs = stability.by_host(found)
+    assert set(tabs) == {"CPU fam 6 model 207 stepping 1", "CPU fam 6 model 167 stepping 1"}
+    assert stability.counts(tabs["CPU fam 6 model 207 stepping 1"])["flipped"] == 1
+    assert tabs["CPU fam 6 model 167 stepping 1"] is None

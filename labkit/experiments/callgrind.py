@@ -80,6 +80,7 @@ SUMMARY_VARIANTS = [
         ("read-zero", "readv 6.3"),
         ("read-zero", "readv 6.4"),
         ("uring defer_every=0", "readv-iovec"),
+        ("uring defer_every=0", "readv-rewrite"),
         ("uring defer_every=0", "read"),
     }
 ]
@@ -239,6 +240,8 @@ def evidence(df: pd.DataFrame) -> dict[str, float]:
 
     ``r2_saved``: instructions saved per read-zero readv(1) call, 6.3 -> 6.4;
     ``r3_saved``: saved per request by READV (as IOVEC) -> READ, no deferral;
+    ``r3_rewrite_saved``: saved per request by R3's own change, a one-segment READV
+    (IOVEC, 6.3) rewritten to READ (the ``readv-rewrite`` model), no deferral;
     ``r1_walk_per_page`` and ``r1_shift_per_page``: per skipped page.
     """
     return {
@@ -246,6 +249,8 @@ def evidence(df: pd.DataFrame) -> dict[str, float]:
         - _per_call(df, "read-zero", "readv 6.4"),
         "r3_saved": _per_call(df, "uring defer_every=0", "readv-iovec")
         - _per_call(df, "uring defer_every=0", "read"),
+        "r3_rewrite_saved": _per_call(df, "uring defer_every=0", "readv-iovec")
+        - _per_call(df, "uring defer_every=0", "readv-rewrite"),
         "r1_walk_per_page": per_page(df, "walk-2019"),
         "r1_shift_per_page": per_page(df, "shift"),
     }

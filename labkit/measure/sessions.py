@@ -189,15 +189,18 @@ def over_sessions(
     return pool(per), per
 
 
-def scope_text(estimate: Any, fingerprint: str | None = None) -> str:
+def scope_text(
+    n_sessions: int = 1, fingerprint: str | None = None, between_session: float = math.nan
+) -> str:
     """Where a verdict holds: ``"on <host>, one session"`` or ``"on <host>, over 3 sessions
-    (between-session SD 0.4)"``."""
-    n = int(getattr(estimate, "n_sessions", 1) or 1) if estimate is not None else 1
+    (between-session SD 0.4)"`` (an estimate's ``n_sessions`` and ``between_session``)."""
+    n = int(n_sessions or 1)
     host = f"on {fingerprint}, " if fingerprint else ""
     if n <= 1:
         return f"{host}one session (the interval covers runs, not sessions)"
-    sd = getattr(estimate, "between_session", math.nan)
-    spread = f" (between-session SD {sd:.3g})" if math.isfinite(sd) else ""
+    spread = (
+        f" (between-session SD {between_session:.3g})" if math.isfinite(between_session) else ""
+    )
     return f"{host}over {n} sessions{spread}"
 
 

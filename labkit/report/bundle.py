@@ -149,14 +149,17 @@ def write(
         for csv_path, json_path in samples:
             exp = csv_path.parent.name
             (tmp / "samples" / exp).mkdir(parents=True, exist_ok=True)
-            gz = tmp / "samples" / exp / f"{csv_path.name}.gz"
+            up = csv_path.parents
+            session = up[2].name if len(up) > 3 and up[3].name == "sessions" else ""
+            stem = f"session{session}-{csv_path.name}" if session else csv_path.name
+            gz = tmp / "samples" / exp / f"{stem}.gz"
             # mtime 0: the same table always gives the same bytes (and the same hash)
             with open(csv_path, "rb") as src, open(gz, "wb") as raw:
                 with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as out:
                     shutil.copyfileobj(src, out)
             if json_path is not None and json_path.is_file():
-                shutil.copyfile(json_path, tmp / "samples" / exp / json_path.name)
-            kept.append(f"{exp}/{csv_path.name}")
+                shutil.copyfile(json_path, gz.with_name(stem[: -len(".csv")] + ".json"))
+            kept.append(f"{exp}/{stem}")
         h = host_of(environment)
         manifest = {
             "format": FORMAT,
@@ -234,7 +237,9 @@ def from_reproduction(out: str | Path, dest: str | Path | None = None) -> Path:
     dest = Path(dest) if dest is not None else out / "bundle"
     quick = bool(summary["quick"].any()) if "quick" in summary.columns else None
     env = environment(quick=quick)
-    samples = [(c, c.with_suffix(".json")) for c in sorted((out / "results").glob("*/*.csv"))]
+    found = sorted((out / "results").glob("*/*.csv"))
+    found += sorted((out / "sessions").glob("*/results/*/*.csv"))  # labkit reproduce --sessions
+    samples = [(c, c.with_suffix(".json")) for c in found]
     sessions = json_sessions(out)
     old = None
     if dest.exists():

@@ -89,7 +89,11 @@ def main(**options: Any) -> int:
     ``options`` are :func:`labkit.report.reproduce.run`'s keyword arguments
     (quick, out, force, notebooks, progress, timeout).
     """
+    sessions = int(options.pop("sessions", 1) or 1)
+    pause = float(options.pop("pause", 60.0))
     try:
+        if sessions > 1:
+            return _main_sessions(sessions, pause, options)
         rep = run(**options)
         if rep.interrupted is not None:
             print(_interrupted_line(rep), file=sys.stderr)
@@ -105,6 +109,28 @@ def main(**options: Any) -> int:
             "labkit reproduce: interrupted; run the same command again to resume.", file=sys.stderr
         )
         return EXIT_INTERRUPTED
+
+
+def _main_sessions(sessions: int, pause: float, options: dict[str, Any]) -> int:
+    """``--sessions N``: N sessions, pooled (:func:`labkit.report.pooled.run_sessions`)."""
+    from labkit.report.pooled import run_sessions
+
+    reps, table = run_sessions(sessions, pause, **options)
+    for k, rep in enumerate(reps, start=1):
+        print(f"session {k} of {sessions}: {rep.out} ({rep.seconds:.0f} s)")
+    last = reps[-1]
+    if table is None:
+        if last.interrupted is not None:
+            print(_interrupted_line(last), file=sys.stderr)
+            return EXIT_INTERRUPTED
+        print_reproduction(last)
+        return last.exit_status
+    last.out = last.out.parent.parent  # the pooled summary and the bundle are in <out>
+    last.summary = table
+    write_bundle(last)
+    print(f"pooled over {sessions} sessions: {last.out / 'summary.csv'}")
+    print(report.format_summary(table))
+    return last.exit_status
 
 
 DESCRIPTION = """\
@@ -154,6 +180,21 @@ def add_arguments(parser: Any) -> None:
         help="time allowed per cell (default: no limit)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=1,
+        metavar="N",
+        help="measure the whole reproduction N times, pauses between, and pool the verdicts "
+        "with the session as the unit of replication (default 1: one session)",
+    )
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="pause between sessions (default 60)",
+    )
 
 
 def from_args(args: Any) -> int:
@@ -165,6 +206,8 @@ def from_args(args: Any) -> int:
         notebooks=args.notebooks,
         progress=not args.no_progress,
         timeout=args.timeout,
+        sessions=args.sessions,
+        pause=args.pause,
     )
 
 

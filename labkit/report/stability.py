@@ -19,12 +19,13 @@ cover the run-to-run spread, which the rule must never allow).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from labkit.report.summary import format_interval
 
-__all__ = ["OUTCOMES", "compare", "format_comparison", "counts"]
+__all__ = ["OUTCOMES", "by_host", "compare", "format_comparison", "counts"]
 
 #: What happened to one quantity's verdict over the reproductions compared.
 OUTCOMES = ("same", "moved", "flipped")
@@ -119,3 +120,25 @@ def format_comparison(table: pd.DataFrame, *, markdown: bool = False) -> str:
         for n in names:
             lines.append(f"      {n:<{width}}  {r[f'{n}: verdict']:<13}  {r[f'{n}: figure']}")
     return "\n".join(lines + ["", total])
+
+
+def by_host(bundles: Sequence[Any]) -> dict[str, pd.DataFrame | None]:
+    """Result bundles (:mod:`labkit.report.bundle`) grouped by host fingerprint, each host's
+    sessions compared (:func:`compare`; None for a host with a single bundle).
+
+    Within a host the rule promises no flip between *reproduced* and *differs* across
+    sessions; across hosts a verdict may change, which :func:`labkit.report.gallery.compare`
+    states as a finding.
+    """
+    groups: dict[str, list[Any]] = {}
+    for b in bundles:
+        groups.setdefault(b.fingerprint, []).append(b)
+    out: dict[str, pd.DataFrame | None] = {}
+    for fp, bs in groups.items():
+        names = [f"{b.manifest.get('measured') or b.path.name}" for b in bs]
+        names = [
+            n if names.count(n) == 1 else f"{n} ({b.path.name})"
+            for n, b in zip(names, bs, strict=True)
+        ]
+        out[fp] = compare([b.summary for b in bs], names) if len(bs) >= 2 else None
+    return out

@@ -1,0 +1,170 @@
+"""Several sessions of one reproduction, pooled into one summary with the session on top.
+
+``labkit reproduce --sessions N`` measures the whole reproduction N times, with a
+pause between (each session into ``<out>/sessions/<k>/``), then writes
+``<out>/summary.csv`` from the N session summaries: per claim, the sessions'
+estimates pooled by random effects (:func:`labkit.measure.sessions.pool`: the
+interval has the session as the unit of replication, its width includes the
+spread between sessions), judged against the same band by the same rule
+(:func:`labkit.measure.verdicts.verdict`), with the between-session SD and the
+scope ("on <host>, over N sessions") beside it.  A claim that is *not
+comparable* in its sessions stays so; a claim a session did not measure is
+pooled over the sessions that did.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from labkit.measure.resampling import Estimate
+from labkit.measure.sessions import pool, scope_text
+from labkit.measure.verdicts import NOT_COMPARABLE, verdict
+
+#: Columns the pooled summary adds to the summary's.
+ADDED = ["n_sessions", "between_session", "session_estimates", "scope"]
+
+
+def _num(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _estimate(r: Any) -> Estimate | None:
+    est, lo, hi = _num(r.get("estimate")), _num(r.get("ci_low")), _num(r.get("ci_high"))
+    if not (math.isfinite(est) and math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    n = _num(r.get("n_runs"))
+    return Estimate(
+        quantity=str(r.get("quantity")),
+        estimate=est,
+        ci_low=lo,
+        ci_high=hi,
+        confidence=0.95,
+        method=str(r.get("method") or ""),
+        n_runs=int(n) if math.isfinite(n) else 1,
+        n_batches=1,
+        within_run=math.nan,
+        between_run=_num(r.get("noise")),
+    )
+
+
+def _key(df: pd.DataFrame) -> list[str]:
+    return (
+        ["claim"] if "claim" in df.columns and df["claim"].notna().all() else ["result", "quantity"]
+    )
+
+
+def pool_summaries(tables: Sequence[pd.DataFrame], fingerprint: str | None = None) -> pd.DataFrame:
+    """One summary from the summaries of several sessions (see the module).
+
+    Rows keep the first session's columns (published, band, unit, notebook ...);
+    ``estimate``, ``ci_low``, ``ci_high``, ``n_runs``, ``noise``, ``verdict``,
+    ``method`` and ``reason`` are the pooled ones, and :data:`ADDED` columns follow.
+
+    Raises:
+        ValueError: with no tables.
+    """
+    if not tables:
+        raise ValueError("pool_summaries: no session summaries")
+    key = _key(tables[0])
+    indexed = [t.drop_duplicates(key, keep="last").set_index(key, drop=False) for t in tables]
+    keys: list[Any] = []
+    for t in indexed:
+        keys += [k for k in t.index if k not in keys]
+    rows = []
+    for k in keys:
+        seen = [t.loc[k] for t in indexed if k in t.index]
+        row = dict(seen[0])
+        ests = [e for e in (_estimate(r) for r in seen) if e is not None]
+        verdicts = {str(r.get("verdict")) for r in seen}
+        row["session_estimates"] = "; ".join(f"{e.brief()}" for e in ests)
+        if not ests:
+            row.update(n_sessions=len(seen), between_session=math.nan)
+        elif verdicts == {NOT_COMPARABLE}:
+            p = pool(ests)
+            row.update(estimate=p.estimate, ci_low=p.ci_low, ci_high=p.ci_high)
+            row.update(n_sessions=p.n_sessions, between_session=p.between_session)
+        else:
+            p = pool(ests)
+            v = verdict(
+                p.estimate,
+                p.ci_low,
+                p.ci_high,
+                _num(row.get("band_low")),
+                _num(row.get("band_high")),
+                unit=str(row.get("unit") or ""),
+            )
+            row.update(
+                estimate=p.estimate,
+                ci_low=p.ci_low,
+                ci_high=p.ci_high,
+                n_runs=p.n_runs,
+                noise=p.noise,
+                verdict=v.verdict,
+                method=p.method,
+                reason=f"{v.reason} (pooled over {p.n_sessions} sessions; per session: "
+                f"{row['session_estimates']})",
+                n_sessions=p.n_sessions,
+                between_session=p.between_session,
+            )
+        row["scope"] = scope_text(row["n_sessions"], fingerprint, row["between_session"])
+        rows.append(row)
+    cols = list(tables[0].columns) + [c for c in ADDED if c not in tables[0].columns]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def run_sessions(sessions: int, pause: float = 60.0, **options: Any) -> tuple[list[Any], Any]:
+    """``labkit reproduce --sessions N``: the reproduction N times into
+    ``<out>/sessions/<k>`` (every notebook rerun: each session measures anew), ``pause``
+    seconds apart, then the pooled ``<out>/summary.csv`` and ``summary.txt`` and
+    ``<out>/.state/sessions.json``.
+
+    ``options`` are :func:`labkit.report.reproduce.run`'s.  Stops at the first session
+    that does not complete (interrupted, a notebook failed): nothing is pooled then.
+
+    Returns:
+        (the sessions' :class:`~labkit.report.reproduce.Reproduction` s, the pooled
+        summary or None when a session did not complete).
+
+    Raises:
+        ValueError: for fewer than 2 sessions or a negative pause.
+    """
+    import json
+    import time
+    from pathlib import Path
+
+    from labkit.measure import host
+    from labkit.report import reproduce
+    from labkit.report.summary import atomic_write_text, format_summary
+
+    if int(sessions) < 2:
+        raise ValueError(f"sessions must be 2 or more for pooling, got {sessions}")
+    if pause < 0:
+        raise ValueError(f"pause must be >= 0 seconds, got {pause}")
+    quick = bool(options.get("quick"))
+    out = Path(options.pop("out", None) or reproduce.default_out(quick))
+    options.pop("force", None)
+    reps = []
+    for k in range(1, int(sessions) + 1):
+        if k > 1:
+            time.sleep(pause)
+        rep = reproduce.run(out=out / "sessions" / str(k), force=True, **options)
+        reps.append(rep)
+        if not rep.ok:
+            return reps, None
+    fingerprint = host.fingerprint(host.host_record())
+    table = pool_summaries([r.summary for r in reps], fingerprint)
+    atomic_write_text(out / "summary.csv", table.to_csv(index=False))
+    atomic_write_text(out / "summary.txt", format_summary(table) + "\n")
+    state = {"sessions": int(sessions), "pause_s": pause, "folders": [str(r.out) for r in reps]}
+    atomic_write_text(out / ".state" / "sessions.json", json.dumps(state, indent=1) + "\n")
+    return reps, table
+
+
+__all__ = ["ADDED", "pool_summaries", "run_sessions"]

@@ -1,0 +1,66 @@
+"""Where a summary row's verdict holds, and what else it is judged against.
+
+:func:`judge_row` is what :func:`labkit.report.summary.record` asks for a claim:
+
+* the verdict: *not comparable* when the claim's declared setup differs from
+  labkit's in this mode (:mod:`labkit.measure.setups`), else the rule's
+  (:func:`labkit.measure.verdicts.judge`);
+* ``scope``: the host fingerprint and the sessions behind the interval
+  (``"on AMD EPYC fam 25 model 1 stepping 1, KVM, ucode 0x1000065, one session
+  (the interval covers runs, not sessions)"``);
+* ``original``: whether the figure is consistent with the original
+  measurement's own interval (:mod:`labkit.experiments.original`), beside the
+  verdict against the rounded headline's band ("" where the original data
+  allow no interval).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from labkit.measure import host, sessions, setups
+from labkit.measure.verdicts import Verdict, judge
+
+#: The columns :func:`judge_row` adds to a summary row.
+COLUMNS = ("scope", "original")
+
+
+@cache
+def fingerprint() -> str:
+    """This host's one line (:func:`labkit.measure.host.fingerprint`), read once."""
+    return host.fingerprint(host.host_record())
+
+
+@cache
+def _originals() -> dict[str, Any]:
+    from labkit.experiments.original import original_estimates
+
+    return original_estimates()
+
+
+def judge_row(
+    claim: str | None,
+    measured: Any,
+    band: Any,
+    *,
+    noise: float | None = None,
+    quick: bool | None = None,
+) -> tuple[Verdict, dict[str, str]]:
+    """(the verdict, the ``scope`` and ``original`` columns) of a claim's row.
+
+    ``claim`` None (a row without a claim id) is judged by the rule alone.
+    """
+    found = setups.mismatches(claim, quick) if claim else []
+    v = judge(measured, band, noise=noise, setup=found)
+    n = int(getattr(measured, "n_sessions", 1) or 1) if measured is not None else 1
+    spread = getattr(measured, "between_session", float("nan"))
+    extra = {"scope": sessions.scope_text(n, fingerprint(), spread), "original": ""}
+    if claim and measured is not None:
+        from labkit.experiments.original import consistency
+
+        extra["original"] = consistency(measured, _originals().get(claim))
+    return v, extra
+
+
+__all__ = ["COLUMNS", "fingerprint", "judge_row"]
