@@ -114,11 +114,7 @@ DRAWS = re.compile(r"stepper\.stepper\(")
 #: Notebooks stored before the normaliser existed, rewritten by the "claims" work at the time
 #: it was written; they are normalised after that merge (python -m labkit.report.notebook_files
 #: notebooks/*.ipynb), then this set must be emptied: strict xfail fails once they are clean.
-PENDING_NORMALISATION = {
-    "02-fixed-buffer-seek.ipynb",
-    "03-ubuf-import.ipynb",
-    "04-live-kernel.ipynb",
-}
+PENDING_NORMALISATION: set[str] = set()  # 02-04 rewritten by "claims" are stored clean
 
 
 def test_stored_as_jupyterlab_writes_it(nb_path, request):
