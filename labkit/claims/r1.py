@@ -16,7 +16,14 @@ import pandas as pd
 from labkit import published
 from labkit.claims.claim import Claim, Experiment, register
 from labkit.claims.engine import Outcome
-from labkit.claims.r2 import Callgrind, callgrind_unavailable, live_budget
+from labkit.claims.r2 import (
+    KERNEL_CALLGRIND,
+    Callgrind,
+    callgrind_unavailable,
+    kernel_instr_reason,
+    kernel_instructions,
+    live_budget,
+)
 from labkit.claims.r3 import uring_unavailable
 from labkit.core.fixed import RegisteredBuffer, register_buffer
 from labkit.core.memory import PAGE_SIZE, UserMemory
@@ -391,6 +398,15 @@ register(
         experiment=CALLGRIND_SEEKS,
         estimate=partial(per_page, "r1_walk_per_page", "R1.instr_per_page_walk"),
         reason=_instr_reason,
+        side="model",
+    ),
+    Claim(
+        id="R1.kernel_instr_per_page",
+        label="real code: instructions per skipped page, 6.1's iov_iter_advance of a BVEC, -O2",
+        unit="instructions",
+        experiment=KERNEL_CALLGRIND,
+        estimate=partial(kernel_instructions, "r1_per_page_O2", "R1.kernel_instr_per_page"),
+        reason=kernel_instr_reason,
         side="model",
     ),
     Claim(

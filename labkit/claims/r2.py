@@ -19,6 +19,7 @@ from labkit.claims.claim import Claim, Experiment, register
 from labkit.claims.engine import Outcome
 from labkit.experiments import callgrind, live_kernel, ubuf_import
 from labkit.experiments.params import Params
+from labkit.kernelsrc import counts as kernel_counts
 from labkit.measure import stats
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget
@@ -198,6 +199,26 @@ CALLGRIND_UBUF = Experiment(
 )
 
 
+def kernel_unavailable(p: Callgrind) -> str:
+    """Why the real code's counts are not measured here ("" if they are)."""
+    return callgrind_unavailable(p) or kernel_counts.unavailable()
+
+
+def measure_kernel_counts(p: Callgrind, runs: int) -> pd.DataFrame:
+    """Instructions per call of the real lib/iov_iter.c of each era at -O2 (labkit.kernelsrc)."""
+    return kernel_counts.measure_counts(opts=["O2"], calls=kernel_counts.CLAIM_CALLS).assign(run=0)
+
+
+KERNEL_CALLGRIND = Experiment(
+    id="R2.kernel_callgrind",
+    params=Callgrind,
+    measure=measure_kernel_counts,
+    budget=once,
+    unavailable=kernel_unavailable,
+    results="kernel-callgrind",
+)
+
+
 # ---- estimates ----------------------------------------------------------------------
 
 
@@ -235,6 +256,13 @@ def model_saved_share(rows: pd.DataFrame, confidence: float) -> Estimate:
 def instructions(key: str, label: str, rows: pd.DataFrame, confidence: float) -> Estimate | None:
     """Instructions saved per call (callgrind evidence ``key``), as an Estimate."""
     return callgrind.as_estimate(callgrind.evidence(rows)[key], label)
+
+
+def kernel_instructions(
+    key: str, label: str, rows: pd.DataFrame, confidence: float
+) -> Estimate | None:
+    """A count of the real code (``labkit.kernelsrc.counts.evidence`` ``key``), as an Estimate."""
+    return callgrind.as_estimate(kernel_counts.evidence(rows)[key], label)
 
 
 # ---- summary sentences ------------------------------------------------------------------
@@ -292,6 +320,15 @@ def _ratio_reason(out: Outcome) -> str:
     )
 
 
+def kernel_instr_reason(out: Outcome) -> str:
+    """The method of a count of the real code, for the summary."""
+    return (
+        "instructions of the real lib/iov_iter.c (Debian's 6.1 and 6.12 sources, built with "
+        "their own kbuild at -O2) under callgrind, kernel functions only: (Ir(N2) - Ir(N1)) "
+        "/ (N2 - N1)"
+    )
+
+
 def instr_reason(out: Outcome) -> str:
     """The method of a callgrind count, for the summary."""
     return (
@@ -335,6 +372,24 @@ register(
         experiment=CALLGRIND_UBUF,
         estimate=partial(instructions, "r2_saved", "R2.instr_saved"),
         reason=instr_reason,
+        side="model",
+    ),
+    Claim(
+        id="R2.kernel_instr_saved",
+        label="real code: instructions saved per readv(1) call, 6.1 -> 6.1+ubuf, -O2 (callgrind)",
+        unit="instructions",
+        experiment=KERNEL_CALLGRIND,
+        estimate=partial(kernel_instructions, "r2_saved_O2", "R2.kernel_instr_saved"),
+        reason=kernel_instr_reason,
+        side="model",
+    ),
+    Claim(
+        id="R2.kernel_proxy_empty",
+        label="real code: instructions of one more empty iovec, 6.12, -O2 (callgrind)",
+        unit="instructions",
+        experiment=KERNEL_CALLGRIND,
+        estimate=partial(kernel_instructions, "r2_proxy_empty_O2", "R2.kernel_proxy_empty"),
+        reason=kernel_instr_reason,
         side="model",
     ),
 )
