@@ -15,7 +15,7 @@ BUILD_INPUTS := pyproject.toml setup.py labkit/_build.py \
 # named labkit) is in the README, under Troubleshooting.
 QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q
 
-.PHONY: reproduce test install install-test clean gallery
+.PHONY: reproduce reference test install install-test clean gallery kernel-oracle
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ install-test: $(VENV)/.installed-test
 reproduce: install
 	$(BIN)/labkit reproduce $(if $(QUICK),--quick,)
 
+# the full reproduction, stored as the notebooks' outputs and data/reproduction (run it on a
+# quiet machine; labkit.report.reference says what it writes)
+reference: install
+	$(BIN)/python -m labkit.report.reference $(if $(QUICK),--quick,)
+
 # copy the bundle of the last full reproduction (reproduction/full/bundle) into data/gallery/
 gallery: install
 	$(BIN)/python -c "from labkit.report import bundle; print(bundle.add_to_gallery('reproduction/full/bundle'))"
@@ -45,3 +50,8 @@ test: install-test
 
 clean:
 	rm -rf build labkit/_labkit*.so labkit/_labkit.c *.egg-info $(VENV)/.installed $(VENV)/.installed-test
+
+# the kernel-source oracle (issue 22): the real lib/iov_iter.c of 6.1, 6.1+ubuf and 6.12,
+# built with each tree's own kbuild and cached (labkit.kernelsrc.INSTALL_HINT says what it needs)
+kernel-oracle: install
+	$(BIN)/labkit kernel build

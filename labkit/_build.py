@@ -89,7 +89,17 @@ def make_builder(module_name: str = "labkit._labkit") -> FFI:
     preamble = f"""
 #include <stdlib.h>
 {headers}
+/**
+ * lk_build_cflags - the flags the C core was compiled with
+ *
+ * Return: a static string of the flags, separated by spaces.
+ */
 const char *lk_build_cflags(void) {{ return "{flag_text}"; }}
+/**
+ * lk_build_compiler - the compiler that built the C core
+ *
+ * Return: a static string, "gcc " and its version.
+ */
 const char *lk_build_compiler(void) {{ return "gcc " __VERSION__; }}
 """
     builder.set_source(

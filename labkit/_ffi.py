@@ -93,4 +93,4 @@ def owned(new: Callable[[], Any], free: Callable[[Any], None], what: str) -> Any
     return ffi.gc(ptr, free)
 
 
-__all__ = ["ffi", "lib", "check", "owned", "raise_errno"]
+__all__: list[str] = []  # internal: the C core for labkit's own modules

@@ -121,7 +121,10 @@ def open_dir(
     base = Path(root) if root is not None else path
     parts = _parts(path, base)
     if create:  # the root is the user's choice: made as named
-        base.mkdir(parents=True, exist_ok=True)
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # a file where the folder goes (mkdir says "File exists")
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(base)) from None
     fd = os.open(base, _DIR_FLAGS)
     shown = base
     try:

@@ -2,16 +2,25 @@
 
 Subcommands register themselves in COMMANDS: a name, a one-line help, a
 function that adds its arguments to a parser, and the function that runs it.
+Each command imports the parts of labkit it runs inside its function, so that
+``labkit --help`` (and every other command) loads neither pandas nor the
+parts it does not use; ``import labkit`` itself loads nothing (the package
+root loads the model on first use).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+import labkit
+from labkit import config
+from labkit._extras import MissingExtraError, require_lab
 from labkit.errors import CoreLoadError
 
 
@@ -31,8 +40,6 @@ def _demo_args(parser: argparse.ArgumentParser) -> None:
 
 def _demo(args: argparse.Namespace) -> int:
     """A short tour of the API: import one segment under 6.3 and 6.4, copy, revert."""
-    import labkit
-
     mem = labkit.UserMemory()
     m = mem.map(4 * labkit.PAGE_SIZE)
     print(f"mapped {m}")
@@ -89,8 +96,6 @@ def _info_args(parser: argparse.ArgumentParser) -> None:
 
 def _info(args: argparse.Namespace) -> int:
     """Print the environment record and whether io_uring is available here."""
-    import json
-
     from labkit.measure.envinfo import environment, format_environment
 
     env = environment(quick=args.quick)
@@ -133,7 +138,6 @@ def _bench(args: argparse.Namespace) -> int:
     """Run the core copy benchmark, print its table and headline figures, save the results."""
     import pandas as pd
 
-    from labkit import config
     from labkit.experiments import core_copy as corebench
     from labkit.measure import results, runner
     from labkit.measure.envinfo import environment
@@ -207,7 +211,6 @@ def _reproduce_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from labkit._extras import MissingExtraError, require_lab
     from labkit.report import reproduce_cli
 
     try:
@@ -216,6 +219,19 @@ def _reproduce(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     return reproduce_cli.from_args(args)
+
+
+def _kernel_args(parser: argparse.ArgumentParser) -> None:
+    from labkit.kernelsrc.cli import add_arguments
+
+    add_arguments(parser)
+
+
+def _kernel(args: argparse.Namespace) -> int:
+    """Build or run the kernel-source oracle (labkit.kernelsrc)."""
+    from labkit.kernelsrc.cli import run
+
+    return run(args)
 
 
 def _notebooks_args(parser: argparse.ArgumentParser) -> None:
@@ -231,8 +247,6 @@ def _notebooks_args(parser: argparse.ArgumentParser) -> None:
 
 def _notebooks(args: argparse.Namespace) -> int:
     """Copy the shipped notebooks into a folder of the user's."""
-    from pathlib import Path
-
     from labkit import _files
     from labkit.report.reproduce import find_notebooks, notebooks_dir
 
@@ -324,6 +338,12 @@ COMMANDS: list[Command] = [
         _notebooks_args,
         _notebooks,
     ),
+    Command(
+        "kernel",
+        "the real lib/iov_iter.c of 6.1 and 6.12 as a second oracle (build, diff, counts)",
+        _kernel_args,
+        _kernel,
+    ),
 ]
 
 DESCRIPTION = (
@@ -335,8 +355,6 @@ EPILOG = "Run 'labkit COMMAND --help' for the options of a command."
 
 def version() -> str:
     """labkit's version (of the package this command runs)."""
-    import labkit
-
     return labkit.__version__
 
 

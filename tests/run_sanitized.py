@@ -1,12 +1,17 @@
 """Build labkit's C core with ASan + UBSan and run the core tests against that build.
 
 Usage: python tests/run_sanitized.py [BUILD_DIR] [-- extra pytest args]
+       python tests/run_sanitized.py [BUILD_DIR] --run SCRIPT [script args]
+       (e.g. --run benchmarks/fuzz.py --calls 100000: any script, under the same build)
 
 1. compiles every labkit/csrc/*.c with LABKIT_SANITIZE=1 (AddressSanitizer and
    UndefinedBehaviorSanitizer, see labkit/_build.py) into BUILD_DIR (a fresh
    temporary directory by default), as the module labkit._labkit;
 2. runs the core test files in a child Python with that module loaded through
-   LABKIT_EXT_PATH, libasan preloaded (Python itself is not instrumented),
+   LABKIT_EXT_PATH, libasan preloaded (Python itself is not instrumented) and
+   libstdc++ after it (else ASan's ``__cxa_throw`` interceptor finds no real
+   function and aborts the first C++ exception of any extension: matplotlib's
+   ft2font: ``CHECK failed: asan_interceptors.cpp:320``),
    ASAN_OPTIONS=detect_leaks=0 (the interpreter's own allocations would be
    reported as leaks) and UBSAN_OPTIONS=halt_on_error=1, in quick mode.
 
@@ -57,6 +62,34 @@ def find_libasan() -> str | None:
     return out if os.path.isabs(out) and os.path.exists(out) else None
 
 
+def find_libstdcxx() -> str | None:
+    """The path of gcc's libstdc++.so.6 (preloaded after libasan), or None."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        return None
+    try:
+        out = subprocess.run(
+            [gcc, "-print-file-name=libstdc++.so.6"], capture_output=True, text=True, timeout=60
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return os.path.realpath(out) if os.path.isabs(out) and os.path.exists(out) else None
+
+
+def preload_env(libasan: str) -> dict[str, str]:
+    """LD_PRELOAD and ASAN_OPTIONS that load ASan into an uninstrumented Python.
+
+    libasan first (it must come before every other library), then libstdc++,
+    so that ASan's C++ interceptors (``__cxa_throw``) find the real functions
+    before any extension throws.
+    """
+    libs = [libasan] + [p for p in (find_libstdcxx(),) if p]
+    return {
+        "LD_PRELOAD": " ".join(libs),
+        "ASAN_OPTIONS": "detect_leaks=0:abort_on_error=1:verify_asan_link_order=0",
+    }
+
+
 def build(build_dir: Path) -> Path:
     """Compile the sanitized module into build_dir; return the .so path."""
     code = (
@@ -86,10 +119,9 @@ def build(build_dir: Path) -> Path:
 
 def sanitized_env(so: Path, libasan: str) -> dict[str, str]:
     env = dict(os.environ)
+    env.update(preload_env(libasan))
     env.update(
         LABKIT_EXT_PATH=str(so),
-        LD_PRELOAD=libasan,
-        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:verify_asan_link_order=0",
         UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1",
         LABKIT_QUICK="1",
         LABKIT_UNDER_SANITIZER="1",
@@ -99,6 +131,13 @@ def sanitized_env(so: Path, libasan: str) -> dict[str, str]:
 
 def main(argv: list[str]) -> int:
     extra: list[str] = []
+    script: list[str] = []
+    if "--run" in argv:
+        script = argv[argv.index("--run") + 1 :]
+        argv = argv[: argv.index("--run")]
+        if not script:
+            print("run_sanitized: --run needs a script", file=sys.stderr)
+            return 2
     if "--" in argv:
         extra = argv[argv.index("--") + 1 :]
         argv = argv[: argv.index("--")]
@@ -124,6 +163,8 @@ def main(argv: list[str]) -> int:
         if proc.returncode != 0:
             print("run_sanitized: the child did not load the sanitized module", file=sys.stderr)
             return proc.returncode
+        if script:
+            return subprocess.run([sys.executable, *script], env=env).returncode
         tests = [str(HERE / t) for t in CORE_TESTS]
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests, *extra]
         return subprocess.run(cmd, env=env, cwd=ROOT).returncode

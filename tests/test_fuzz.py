@@ -31,12 +31,13 @@ def test_fuzzer_finds_no_crash_hang_or_stray_write(seed):
 def test_the_fuzzer_sees_a_stray_write(monkeypatch):
     """The guards work: a write just past an arena, made behind labkit's back, is seen."""
     from labkit.testing import fuzz_driver
+    from labkit.testing.fuzz_inputs import GUARD
 
     fuzzer = fuzz_driver.Fuzzer(1)
     arena = fuzzer.arena()
     base = arena.base if arena.base is not None else arena
     # the arena is a slice of a larger array whose tail guard follows it
-    whole = base[: fuzz_driver.GUARD + len(arena) + fuzz_driver.GUARD]
-    whole[fuzz_driver.GUARD + len(arena)] ^= 0xFF
+    whole = base[: GUARD + len(arena) + GUARD]
+    whole[GUARD + len(arena)] ^= 0xFF
     fuzzer.check_guards()
     assert fuzzer.stray == 1

@@ -28,15 +28,8 @@ from hypothesis import strategies as st
 
 import labkit
 from labkit.config import quick_mode
-from labkit.testing.oracle import (
-    FOLIOQ_NR_SLOTS,
-    MAX_RW_COUNT,
-    FolioqOracle,
-    Oracle,
-    OracleMisuse,
-    Seg,
-    XarrayOracle,
-)
+from labkit.testing.oracle import MAX_RW_COUNT, Oracle, OracleMisuse, Seg
+from labkit.testing.oracle_folios import FOLIOQ_NR_SLOTS, FolioqOracle, XarrayOracle
 
 settings.register_profile(
     "full",

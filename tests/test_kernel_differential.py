@@ -67,7 +67,7 @@ def test_random_iovecs_agree_with_the_kernel(kind, refused, tmp_path):
             assert report.outcomes.get(outcome, 0) >= cases // 100, (outcome, report.outcomes)
 
 
-# ---- the cases of issue 12, by name -------------------------------------------------------
+# ---- the named cases: one per kernel rule the differential run checks ------------------------
 
 
 class World:

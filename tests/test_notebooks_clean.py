@@ -9,7 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 ABSOLUTE = re.compile(r"(?<![\w.~-])/(work|tmp|root|home)/")
 
 
@@ -85,12 +86,87 @@ def test_the_checks_would_catch_a_dirty_notebook(tmp_path):
 
 
 def test_no_stored_widget_state(nb_path):
-    """Widget outputs carry a static drawing; their state is not stored (it would only bloat
-    the file, and an HTML page would try to fetch the widgets' JavaScript to show it)."""
+    """Widget outputs say in words what they are, and a cell that shows a drawing widget also
+    holds its drawing as an ordinary image output (kept when the notebook is saved, shown
+    without a kernel); widget state is not stored (it would only bloat the file, and an HTML
+    page would try to fetch the widgets' JavaScript to show it)."""
     nb = nbformat.read(nb_path, as_version=4)
     assert "widgets" not in nb.metadata, f"{nb_path.name}: strip metadata.widgets before storing"
-    for cell in code_cells(nb):
-        for out in cell.get("outputs", []):
-            data = out.get("data", {})
-            if "application/vnd.jupyter.widget-view+json" in data:
-                assert "image/png" in data and "text/plain" in data, nb_path.name
+    for k, cell in enumerate(code_cells(nb)):
+        outputs = cell.get("outputs", [])
+        views = [o for o in outputs if WIDGET in o.get("data", {})]
+        for out in views:
+            text = out["data"].get("text/plain", "")
+            text = "".join(text) if isinstance(text, list) else text
+            assert text and not re.match(r"^[A-Z]\w*\(", text), (
+                f"{nb_path.name} code cell {k}: a widget output needs a line of text, not {text!r}"
+            )
+        if views and DRAWS.search(cell.source):
+            assert any("image/png" in o.get("data", {}) for o in outputs), (
+                f"{nb_path.name} code cell {k}: the drawing widget left no image"
+            )
+
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+#: Cells that show a widget which draws (their drawing must be stored as an image too).
+DRAWS = re.compile(r"stepper\.stepper\(")
+
+#: Notebooks stored before the normaliser existed, rewritten by the "claims" work at the time
+#: it was written; they are normalised after that merge (python -m labkit.report.notebook_files
+#: notebooks/*.ipynb), then this set must be emptied: strict xfail fails once they are clean.
+PENDING_NORMALISATION = {
+    "02-fixed-buffer-seek.ipynb",
+    "03-ubuf-import.ipynb",
+    "04-live-kernel.ipynb",
+}
+
+
+def test_stored_as_jupyterlab_writes_it(nb_path, request):
+    """Read with nbformat and written back as JupyterLab would (kernelspec, language_info,
+    cell ids, nbformat.write): not one byte differs, so opening it changes nothing
+    (tests/test_browser.py checks the same in JupyterLab itself)."""
+    from labkit.report import notebook_files
+
+    if nb_path.name in PENDING_NORMALISATION:
+        request.applymarker(pytest.mark.xfail(strict=True, reason="normalised after the merge"))
+    stored = nb_path.read_text(encoding="utf-8")
+    nb = nbformat.read(nb_path, as_version=4)
+    assert nb.metadata.get("kernelspec") == notebook_files.KERNELSPEC, nb.metadata.get("kernelspec")
+    assert notebook_files.dumps(notebook_files.normalise(nb)) == stored, (
+        f"{nb_path.name}: run python -m labkit.report.notebook_files {nb_path.relative_to(ROOT)}"
+    )
+
+
+def test_the_normaliser_gives_what_jupyterlab_writes(tmp_path):
+    """A notebook as papermill leaves it (old kernelspec name, injected cell, papermill
+    metadata, empty tags, no cell ids) comes out in the stored form, idempotently."""
+    from labkit.report import notebook_files
+
+    nb = nbformat.v4.new_notebook()
+    nb.nbformat_minor = 4
+    params = nbformat.v4.new_code_cell("QUICK = None", metadata={"tags": ["parameters"]})
+    injected = nbformat.v4.new_code_cell("QUICK = True", metadata={"tags": ["injected-parameters"]})
+    body = nbformat.v4.new_code_cell("print(1)", metadata={"tags": [], "papermill": {"x": 1}})
+    body.outputs = [
+        nbformat.v4.new_output("execute_result", {"text/plain": "1"}, execution_count=3)
+    ]
+    params.execution_count, injected.execution_count, body.execution_count = 1, 2, 3
+    nb.cells = [params, injected, body]
+    for c in nb.cells:
+        c.pop("id", None)
+    nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3"}, "papermill": {}}
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    assert notebook_files.would_change(path)
+    assert notebook_files.main([str(path), "--check"]) == 1
+    assert notebook_files.main([str(path)]) == 0
+    assert not notebook_files.would_change(path)
+    out = nbformat.read(path, as_version=4)
+    nbformat.validate(out)
+    assert out.nbformat_minor == 5 and all(c.get("id") for c in out.cells)
+    assert out.metadata.kernelspec == notebook_files.KERNELSPEC and "papermill" not in out.metadata
+    assert [c.source for c in out.cells] == ["QUICK = None", "print(1)"]
+    assert [c.execution_count for c in out.cells] == [1, 2]  # as if papermill's cell never ran
+    assert out.cells[1].outputs[0].execution_count == 2 and out.cells[1].metadata == {}
+    text = path.read_text(encoding="utf-8")
+    assert text.endswith("}\n") and text.startswith('{\n "cells": [')

@@ -174,6 +174,8 @@ def test_summary_lists_exactly_the_rows_of_this_run(tmp_path):
     assert sorted(rows.index) == ["b quantity", "new quantity"]
     assert rows.loc["b quantity", "origin"] == "this run"
     assert rows.loc["new quantity", "origin"].startswith("carried over (up to date, run of ")
+    assert rows.loc["new quantity", "reason"].startswith("[carried over (up to date, run of ")
+    assert "[carried over" in (out / "summary.txt").read_text()
 
 
 def test_rows_recorded_outside_the_run_are_not_reported(nbs, tmp_path):
@@ -205,3 +207,27 @@ def test_the_state_survives_a_write_error(tmp_path, monkeypatch):
     monkeypatch.setattr(reproduce, "write_state", real)
     rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, html_report=False)
     assert rep.runs[0].status == "ran"
+
+
+def test_savefig_writes_no_figure_through_a_planted_link(tmp_path, monkeypatch):
+    """Item 1: savefig drew into the predictable <out>/figures/.<name>.tmp.png first."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from labkit.report import summary
+
+    precious = tmp_path / "precious.txt"
+    precious.write_text("mine\n")
+    out = tmp_path / "out"
+    (out / "figures").mkdir(parents=True)
+    for name in (".fig.tmp.png", ".fig.tmp.svg", "fig.png"):
+        (out / "figures" / name).symlink_to(precious)
+    monkeypatch.setenv("LABKIT_OUT", str(out))
+    fig, ax = plt.subplots()
+    ax.plot([1, 2], [3, 4])
+    with pytest.raises(OSError, match="refusing to write through"):
+        summary.savefig(fig, "fig")
+    plt.close(fig)
+    assert precious.read_text() == "mine\n"

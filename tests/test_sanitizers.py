@@ -19,7 +19,7 @@ import pytest
 
 RUNNER = Path(__file__).with_name("run_sanitized.py")
 sys.path.insert(0, str(RUNNER.parent))
-from run_sanitized import SKIP, find_libasan  # noqa: E402
+from run_sanitized import SKIP, find_libasan, preload_env  # noqa: E402
 
 
 @pytest.mark.skipif(
@@ -42,3 +42,30 @@ def test_core_tests_pass_under_asan_and_ubsan(tmp_path):
     tail = proc.stdout[-6000:] + "\n--- stderr\n" + proc.stderr[-6000:]
     assert proc.returncode == 0, f"sanitized run failed (status {proc.returncode}):\n{tail}"
     assert " passed" in proc.stdout and "AddressSanitizer" not in proc.stderr, tail
+
+
+MATPLOTLIB = """
+import io
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+fig, ax = plt.subplots()
+ax.plot([1, 2], [3, 4])
+ax.set_title("a title: ft2font lays it out")
+fig.savefig(io.BytesIO(), format="png")
+print("drawn")
+"""
+
+
+@pytest.mark.skipif(
+    find_libasan() is None,
+    reason="gcc or its libasan.so is missing: no sanitizer recipe to check",
+)
+def test_the_recipe_runs_a_script_that_imports_matplotlib():
+    """Issue 24 item 9: with libasan alone preloaded, ft2font's first C++ exception aborted
+    the process (CHECK failed: asan_interceptors.cpp:320 real___cxa_throw)."""
+    env = dict(os.environ, **preload_env(find_libasan()), MPLBACKEND="Agg")
+    proc = subprocess.run(
+        [sys.executable, "-c", MATPLOTLIB], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0 and "drawn" in proc.stdout, proc.stderr[-3000:]

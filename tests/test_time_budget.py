@@ -1,4 +1,4 @@
-"""Every C timing loop is bounded by a time budget (issue 13, item 11) and iters=0 is EINVAL.
+"""Every C timing loop is bounded by a time budget, and iters=0 is EINVAL.
 
 A batch of 2**62 iterations would run for hours; with a budget of a fraction
 of a second each loop must stop with OSError(ETIMEDOUT).  Nothing here times

@@ -21,13 +21,10 @@ Per type (today's lib/iov_iter.c, BVEC as since Linux 6.13):
 from __future__ import annotations
 
 import errno
-from typing import TYPE_CHECKING, NamedTuple
+from typing import Any, NamedTuple
 
 from labkit._args import size_arg
 from labkit._ffi import ffi, lib, raise_errno
-
-if TYPE_CHECKING:
-    from labkit.core.iov_iter import IovIter
 
 PAGE_SIZE = 4096
 MAX_RW_COUNT = int(lib.LK_MAX_RW_COUNT)
@@ -48,8 +45,11 @@ class ExtractedPages(NamedTuple):
     pages: list[int]
 
 
-def extract_pages(it: IovIter, maxsize: int, maxpages: int) -> ExtractedPages:
-    """See ``IovIter.extract_pages``."""
+def extract_pages(
+    c_iter: Any, count: int, discard: bool, maxsize: int, maxpages: int
+) -> ExtractedPages:
+    """``IovIter.extract_pages`` (see its docstring) on the C iterator ``c_iter``, which
+    holds ``count`` bytes (``discard``: a DISCARD iterator); the caller holds its lock."""
     maxsize = size_arg(maxsize, "maxsize")
     maxpages = size_arg(maxpages, "maxpages")
     if maxpages < 1:
@@ -60,19 +60,14 @@ def extract_pages(it: IovIter, maxsize: int, maxpages: int) -> ExtractedPages:
     maxpages = min(maxpages, 2**32 - 1)  # the kernel's unsigned int
     # no call lists more than the pages under MAX_RW_COUNT bytes (plus the first
     # page's offset and one entry for a zero-length bvec): size the array to that
-    bound = (min(maxsize, it.count, MAX_RW_COUNT) + 2 * PAGE_SIZE - 1) // PAGE_SIZE + 1
+    bound = (min(maxsize, count, MAX_RW_COUNT) + 2 * PAGE_SIZE - 1) // PAGE_SIZE + 1
     n = min(maxpages, bound)
     pages = ffi.new("uintptr_t[]", n)
     offset0 = ffi.new("size_t *")
     nr = ffi.new("unsigned int *")
-    with it._locked():
-        ret = lib.lk_iter_extract_pages(it.c_iter, pages, maxsize, n, offset0, nr)
+    ret = lib.lk_iter_extract_pages(c_iter, pages, maxsize, n, offset0, nr)
     if ret == -errno.EFAULT:
-        what = (
-            "a DISCARD iterator has no pages"
-            if it.iter_type == "DISCARD"
-            else "the first page is not mapped"
-        )
+        what = "a DISCARD iterator has no pages" if discard else "the first page is not mapped"
         raise_errno(errno.EFAULT, f"extract_pages: {what}")
     if ret < 0:
         raise_errno(-ret, "extract_pages")

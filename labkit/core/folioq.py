@@ -20,16 +20,13 @@ from __future__ import annotations
 
 import operator
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from labkit._args import int_arg, size_arg
 from labkit._ffi import ffi, lib, raise_errno
 from labkit.core.folio import PAGE_SIZE, Folio, FolioHolder, order_arg
 from labkit.core.iter_args import direction_arg
 from labkit.errors import IterMisuseError
-
-if TYPE_CHECKING:
-    from labkit.core.iov_iter import IovIter
 
 NR_SLOTS = int(lib.LK_FOLIOQ_NR_SLOTS)
 """Folio slots in one segment (PAGEVEC_SIZE, 31)."""
@@ -213,8 +210,8 @@ class FolioQueue(FolioHolder):
                 return k
         raise ValueError("that segment is not in this queue")
 
-    def position(self, it: IovIter) -> tuple[int, int, int]:
-        """Where a FOLIOQ iterator over this queue is: (segment, slot, iov_offset)."""
+    def position(self, it: Any) -> tuple[int, int, int]:
+        """Where a FOLIOQ ``IovIter`` over this queue is: (segment, slot, iov_offset)."""
         seg = lib.lk_iter_folioq(it.c_iter)
         if seg == ffi.NULL:
             raise ValueError(f"position: {it.iter_type} is not a FOLIOQ iterator")
@@ -251,16 +248,10 @@ class FolioQueue(FolioHolder):
         return f"FolioQueue({len(self)} folios in {len(self._segs)} segments{state})"
 
 
-def folio_queue_iter(
-    cls: type[IovIter],
-    direction: Any,
-    folioq: FolioQueue,
-    first_slot: Any,
-    offset: Any,
-    count: Any,
-    segment: Any,
-) -> IovIter:
-    """``IovIter.folio_queue``: see its docstring."""
+def new_folio_queue_iter(
+    direction: Any, folioq: FolioQueue, first_slot: Any, offset: Any, count: Any, segment: Any
+) -> Any:
+    """The C iterator of ``IovIter.folio_queue`` (see its docstring), arguments checked."""
     d = direction_arg(direction)
     if not isinstance(folioq, FolioQueue):
         raise TypeError(f"folioq must be a labkit.FolioQueue, not {type(folioq).__name__}")
@@ -293,4 +284,4 @@ def folio_queue_iter(
         ret = lib.lk_iter_folio_queue(it, d, seg, first_slot, offset, count)
     if ret < 0:
         raise_errno(-ret, "folio_queue")
-    return cls(it, (folioq,), mem=folioq)
+    return it

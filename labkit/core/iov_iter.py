@@ -16,7 +16,7 @@ from typing import Any
 from labkit._args import size_arg
 from labkit._ffi import check, ffi, lib
 from labkit.core.extract import extract_pages
-from labkit.core.folioq import folio_queue_iter
+from labkit.core.folioq import new_folio_queue_iter
 from labkit.core.iter_args import (
     ITER_DEST,
     ITER_SOURCE,
@@ -28,7 +28,7 @@ from labkit.core.iter_args import (
     direction_arg,
     released_on_error,
 )
-from labkit.core.pagecache import xarray_iter
+from labkit.core.pagecache import new_xarray_iter
 from labkit.errors import IterMisuseError
 
 
@@ -191,7 +191,7 @@ class IovIter:
         Raises:
             ValueError: for a bad direction or a range past the largest file position.
         """
-        return xarray_iter(cls, direction, xarray, start, count)
+        return cls(new_xarray_iter(direction, xarray, start, count), (xarray,), mem=xarray)
 
     @classmethod
     def folio_queue(
@@ -217,7 +217,8 @@ class IovIter:
                 the end of the slot's folio, or a count past the end of the queue.
             IterMisuseError: if the queue was freed.
         """
-        return folio_queue_iter(cls, direction, folioq, first_slot, offset, count, segment)
+        it = new_folio_queue_iter(direction, folioq, first_slot, offset, count, segment)
+        return cls(it, (folioq,), mem=folioq)
 
     # ---- state -------------------------------------------------------------
 
@@ -400,7 +401,9 @@ class IovIter:
             ValueError: if maxpages is 0.
             OSError: EFAULT for DISCARD, or when the first user page is not mapped.
         """
-        return extract_pages(self, maxsize, maxpages)
+        with self._locked():
+            discard = self.iter_type == "DISCARD"
+            return extract_pages(self.c_iter, self.count, discard, maxsize, maxpages)
 
     # ---- moving bytes ------------------------------------------------------
 

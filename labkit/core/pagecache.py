@@ -4,7 +4,7 @@ The kernel keeps a file's cached pages in ``mapping->i_pages``, an XArray
 indexed by page index (file position >> 12).  A folio of order ``n`` (``2**n``
 pages) is stored at an index that is a multiple of ``2**n`` and covers the
 ``2**n`` indices from there.  :class:`PageCache` is that table over real
-memory (``labkit/csrc/iov_xarray.c``); ``IovIter.xarray(direction, cache,
+memory (``labkit/csrc/core/iov_xarray.c``); ``IovIter.xarray(direction, cache,
 start, count)`` walks ``count`` bytes of it from file position ``start``, as
 ``iov_iter_xarray()`` does.
 
@@ -21,15 +21,12 @@ from __future__ import annotations
 import errno
 import operator
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from labkit._args import int_arg, size_arg
 from labkit._ffi import ffi, lib, owned, raise_errno
 from labkit.core.folio import PAGE_SHIFT, PAGE_SIZE, Folio, FolioHolder, order_arg
 from labkit.core.iter_args import direction_arg
-
-if TYPE_CHECKING:
-    from labkit.core.iov_iter import IovIter
 
 MAX_PAGECACHE_ORDER = int(lib.LK_MAX_PAGECACHE_ORDER)
 """The largest folio order a page-cache mapping holds (x86-64: 9, i.e. 2 MiB)."""
@@ -196,10 +193,8 @@ class PageCache(FolioHolder):
         return f"PageCache({len(self._folios)} folios, {pages} pages)"
 
 
-def xarray_iter(
-    cls: type[IovIter], direction: Any, xarray: PageCache, start: Any, count: Any
-) -> IovIter:
-    """``IovIter.xarray``: see its docstring."""
+def new_xarray_iter(direction: Any, xarray: PageCache, start: Any, count: Any) -> Any:
+    """The C iterator of ``IovIter.xarray`` (see its docstring), arguments checked."""
     d = direction_arg(direction)
     if not isinstance(xarray, PageCache):
         raise TypeError(f"xarray must be a labkit.PageCache, not {type(xarray).__name__}")
@@ -218,4 +213,4 @@ def xarray_iter(
         ret = lib.lk_iter_xarray(it, d, xarray.c_xarray, start, count)
     if ret < 0:
         raise_errno(-ret, "xarray")
-    return cls(it, (xarray,), mem=xarray)
+    return it

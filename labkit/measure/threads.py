@@ -6,7 +6,7 @@ for a process whose file table is not shared, i.e. one with a single thread.
 A Python process that imported numpy before pinning itself has an OpenBLAS
 thread; a Jupyter kernel has about a dozen.  Measured from such a process,
 ``read(/dev/zero, 4 KiB)`` costs about a quarter more per call than from a
-single-threaded C program (issue 11), which is what the published figures
+single-threaded C program (benchmarks/live_vs_bare_c.py), which is what the published figures
 came from.  So every live loop is measured in a worker process
 (:mod:`labkit.measure.workers`) that has exactly one thread while it measures,
 and the runner checks that right before and right after measuring.

@@ -51,7 +51,6 @@ error too (:class:`WorkerTimeout`); every wait is bounded
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import inspect
@@ -61,15 +60,12 @@ import os
 import pickle
 import select
 import signal
-import stat
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from labkit import _files
 from labkit.measure import runner, threads
 from labkit.measure.worker_errors import (
     WorkerError,
@@ -80,6 +76,7 @@ from labkit.measure.worker_errors import (
     worker_exception,
 )
 from labkit.measure.worker_main import worker_main
+from labkit.measure.worker_tmp import private_tmp, remove_stale_tmp
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -114,6 +111,7 @@ if spec["cpu"] is not None:
     os.sched_setaffinity(0, {spec["cpu"]})
 sys.path[:] = spec["path"] + [p for p in sys.path if p not in spec["path"]]
 from labkit.measure.worker_main import worker_main
+from labkit.measure.worker_tmp import private_tmp, remove_stale_tmp
 code = worker_main(spec)
 sys.stdout.flush()
 sys.stderr.flush()
@@ -229,7 +227,7 @@ def run_in_workers(
     cpu = _measuring_cpu(cpu)
     frames: list[pd.DataFrame] = []
     keys: list[str] = []
-    with _private_tmp() as tmp:
+    with private_tmp() as tmp:
         for run in range(runs):
             start = time.monotonic()
             try:
@@ -260,57 +258,6 @@ def run_in_workers(
             df.insert(at, "run", run)
             frames.append(df)
     return pd.concat(frames, ignore_index=True)
-
-
-#: Prefix of the private temporary folder of a :func:`run_in_workers` call.
-TMP_PREFIX = "labkit-workers-"
-#: The file an owner of such a folder holds locked while it lives.
-TMP_OWNER = ".owner"
-#: Age past which a folder without an owner file (mid-creation or older labkit) is stale.
-TMP_STALE_SECONDS = 3600.0
-
-
-def remove_stale_tmp(folder: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Remove the ``labkit-workers-*`` folders of parents that died (SIGKILL included).
-
-    A live parent holds its folder's owner file locked (``flock``, dropped by
-    the kernel when the parent dies); a folder whose lock can be taken is
-    abandoned.  Only this user's folders, never through a link.  Returns the
-    folders removed.
-    """
-    import shutil
-
-    base = Path(folder) if folder is not None else Path(tempfile.gettempdir())
-    removed = []
-    for d in base.glob(TMP_PREFIX + "*"):
-        try:
-            st = d.lstat()
-            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-                continue
-            lock = _files.FolderLock(d, TMP_OWNER)
-            if lock.try_acquire(create=False):
-                try:
-                    shutil.rmtree(d)
-                finally:
-                    lock.release()
-            elif (d / TMP_OWNER).exists() or time.time() - st.st_mtime < TMP_STALE_SECONDS:
-                continue
-            else:
-                shutil.rmtree(d)
-            removed.append(d)
-        except OSError:
-            continue
-    return removed
-
-
-@contextlib.contextmanager
-def _private_tmp() -> Iterator[Path]:
-    """A private temporary folder, locked while this process uses it, removed on exit; the
-    folders of parents that died without removing theirs are removed first."""
-    remove_stale_tmp()
-    with tempfile.TemporaryDirectory(prefix=TMP_PREFIX) as tmp:
-        with _files.FolderLock(tmp, TMP_OWNER):
-            yield Path(tmp)
 
 
 def _one_run(

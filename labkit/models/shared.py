@@ -68,4 +68,4 @@ class SharedMemory:
         return ffi.cast("struct lk_ubuf_args *", self._args_block + off)
 
 
-__all__ = ["SharedMemory"]
+__all__: list[str] = []  # internal: memory the models share with C (labkit.models.ubuf)

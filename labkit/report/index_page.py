@@ -16,8 +16,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from labkit.report import figures as figs
 from labkit.report import summary as report
 from labkit.report.progress import format_seconds
@@ -52,37 +50,6 @@ def _when(iso: str | None) -> str:
     except ValueError:
         return iso
     return t.astimezone(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def summary_html(table: pd.DataFrame) -> str:
-    """The summary table as HTML.
-
-    Hook: when :mod:`labkit.report.summary` has a ``summary_html(df)`` (or
-    ``format_summary_html(df)``) function, its rendering is used; otherwise
-    the columns recorded today are rendered here, reasons in full.
-    """
-    for hook in ("summary_html", "format_summary_html"):
-        render = getattr(report, hook, None)
-        if callable(render):
-            return str(render(table))
-    if table.empty:
-        return "<p>(no results recorded)</p>"
-    cols = [
-        c
-        for c in ("result", "quantity", "published", "model", "live", "unit", "verdict", "reason")
-        if c in table.columns
-    ]
-    head = "".join(f"<th>{esc(c)}</th>" for c in cols)
-    rows = []
-    for _, r in table.iterrows():
-        cells = []
-        for c in cols:
-            if c in ("published", "model", "live"):
-                cells.append(f"<td class='num'>{esc(report.format_figure(r[c]))}</td>")
-            else:
-                cells.append(f"<td>{esc('' if r[c] is None else str(r[c]))}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table class='summary'><tr>{head}</tr>\n" + "\n".join(rows) + "\n</table>"
 
 
 def _notebook_rows(rep: Any) -> str:
@@ -240,7 +207,7 @@ def index_html(rep: Any) -> str:
 Published = the figure of the original mail; model = labkit's C model of the kernel code;
 live = the running kernel.</p>
 <h2>Summary</h2>
-{summary_html(table)}
+{report.summary_html(table)}
 <h2>Notebooks</h2>
 {_notebook_rows(rep)}
 <h2>Figures</h2>
@@ -249,4 +216,4 @@ live = the running kernel.</p>
 """
 
 
-__all__ = ["gallery", "index_html", "summary_html"]
+__all__: list[str] = []  # internal: the index page of labkit reproduce (labkit.report.reproduce)

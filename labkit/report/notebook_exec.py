@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit import _files
+from labkit import _files, config
+from labkit.report.notebook_files import drop_stored_run_file
 
 #: Tags papermill gives the cells it adds (they are not in the source notebook).
 ADDED_BY_PAPERMILL = {"injected-parameters", "papermill-error-cell-tag"}
@@ -169,6 +172,62 @@ def kill_kernels() -> None:
             pass
 
 
+class SigintStops:
+    """While a reproduction runs: Ctrl-C kills the running kernel, then raises
+    KeyboardInterrupt, so the run stops at once whatever the kernel or papermill was doing
+    (the notebook is then marked interrupted; what completed is kept)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._old: Any = None
+
+    def __enter__(self) -> SigintStops:
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        kill_kernels()
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+@contextmanager
+def environ(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the ``with`` block (a kernel inherits them)."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def kernel_env(out: Path, quick: bool, name: str) -> dict[str, str]:
+    """The environment of the kernel that runs notebook ``name`` for a reproduction into
+    ``out``: its outputs go there, and it imports the same labkit as this process."""
+    env = {
+        "LABKIT_OUT": str(out),
+        "LABKIT_DATA": str(out),
+        "LABKIT_QUICK": "1" if quick else "0",
+        "LABKIT_NOTEBOOK": name,
+        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+    }
+    root = config.checkout()
+    if root is not None:  # the kernel imports the same labkit as this command
+        path = os.environ.get("PYTHONPATH", "")
+        env["PYTHONPATH"] = str(root) + (os.pathsep + path if path else "")
+    return env
+
+
 def _log_tail(path: Path, lines: int = 6) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -315,6 +374,8 @@ def execute(
             rep.kernel_log_tail = _log_tail(kernel_log)
     finally:
         del _RUNNING[running_before:]
+    if partial.is_file():  # its outputs are this run's, not those of a stored reference run
+        drop_stored_run_file(partial)
     return rep
 
 
@@ -354,7 +415,10 @@ def remove_quietly(path: Path, root: Path | None = None) -> None:
 __all__ = [
     "CellReport",
     "NotebookPlan",
+    "SigintStops",
+    "environ",
     "execute",
+    "kernel_env",
     "first_code_line",
     "kill_kernels",
     "remove_quietly",

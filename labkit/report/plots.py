@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -277,12 +276,6 @@ def cost_vs_size(
     return ax, fits
 
 
-def savefig(fig: Any, path: str, **kwargs: Any) -> None:
-    """Save a figure with labkit's savefig settings."""
-    with style():
-        fig.savefig(path, **kwargs)
-
-
 __all__ = [
     "COLORS",
     "PowerFit",
@@ -291,6 +284,5 @@ __all__ = [
     "cost_vs_size",
     "fit_power_law",
     "ours_vs_published",
-    "savefig",
     "style",
 ]

@@ -33,11 +33,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
-import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +43,14 @@ import pandas as pd
 
 from labkit import _files, config
 from labkit.report import summary as report
-from labkit.report.notebook_exec import NotebookPlan, execute, kill_kernels, remove_quietly
+from labkit.report.notebook_exec import (
+    NotebookPlan,
+    SigintStops,
+    environ,
+    execute,
+    kernel_env,
+    remove_quietly,
+)
 from labkit.report.progress import Planned, Progress, estimates_from_state
 from labkit.report.run_state import (
     NotebookError,
@@ -56,21 +60,20 @@ from labkit.report.run_state import (
     file_sha256,
     forget_rows,
     load_state,
+    lock_out,
     now_iso,
-    out_lock,
     package_sources,
     read_notebook,
     run_hash,
     up_to_date,
     write_state,
 )
+from labkit.report.run_summary import INCOMPLETE, run_summary
 
 NOTEBOOK_GLOB = "[0-9][0-9]-*.ipynb"
 
 #: Exit statuses of ``labkit reproduce``.
 EXIT_OK, EXIT_NOTEBOOK_FAILED, EXIT_USAGE, EXIT_OUTPUT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-#: Statuses of a notebook that did not complete.
-INCOMPLETE = ("failed", "output error", "interrupted")
 
 
 @dataclass
@@ -181,35 +184,6 @@ def find_notebooks(folder: str | os.PathLike[str]) -> list[Path]:
     return sorted(Path(folder).glob(NOTEBOOK_GLOB))
 
 
-@contextmanager
-def _environ(values: dict[str, str]) -> Iterator[None]:
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def _kernel_env(out: Path, quick: bool, name: str) -> dict[str, str]:
-    env = {
-        "LABKIT_OUT": str(out),
-        "LABKIT_DATA": str(out),
-        "LABKIT_QUICK": "1" if quick else "0",
-        "LABKIT_NOTEBOOK": name,
-        "MPLBACKEND": "module://matplotlib_inline.backend_inline",
-    }
-    root = config.checkout()
-    if root is not None:  # the kernel imports the same labkit as this command
-        path = os.environ.get("PYTHONPATH", "")
-        env["PYTHONPATH"] = str(root) + (os.pathsep + path if path else "")
-    return env
-
-
 def _html(nb_path: Path, dest: Path) -> None:
     """Write the HTML page of an executed notebook (OSError, or OutputError naming ``dest``)."""
     from nbconvert import HTMLExporter
@@ -230,30 +204,6 @@ def _html(nb_path: Path, dest: Path) -> None:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         raise OutputError(dest, f"nbconvert failed: {type(exc).__name__}: {first}") from None
     _files.atomic_write(dest, body, root=dest.parent.parent)  # <out>/html/<name>.html
-
-
-class _SigintStops:
-    """While a reproduction runs: Ctrl-C kills the running kernel, then raises
-    KeyboardInterrupt, so the run stops at once whatever the kernel or papermill was doing
-    (the notebook is then marked interrupted; what completed is kept)."""
-
-    def __init__(self) -> None:
-        self.seen = False
-        self._old: Any = None
-
-    def __enter__(self) -> _SigintStops:
-        if threading.current_thread() is threading.main_thread():
-            self._old = signal.signal(signal.SIGINT, self._on_sigint)
-        return self
-
-    def _on_sigint(self, signum: int, frame: Any) -> None:
-        self.seen = True
-        kill_kernels()
-        raise KeyboardInterrupt
-
-    def __exit__(self, *exc: object) -> None:
-        if self._old is not None:
-            signal.signal(signal.SIGINT, self._old)
 
 
 @dataclass
@@ -300,7 +250,7 @@ def _run_one(
     try:
         write_state(out, nb.name, started)  # a kill from here on leaves "running": rerun
         forget_rows(out, nb.name)  # its rows of an earlier run: it records them again
-        with _environ(_kernel_env(out, quick, nb.name)):
+        with environ(kernel_env(out, quick, nb.name)):
             cells = execute(
                 nb,
                 partial,
@@ -368,50 +318,6 @@ def _run_one(
         with contextlib.suppress(OSError, OutputError):
             forget_rows(out, nb.name)
     return result
-
-
-#: The ``origin`` of a summary row: recorded by a notebook this run executed.
-THIS_RUN = "this run"
-
-
-def run_summary(rep: Reproduction) -> pd.DataFrame:
-    """The summary of this run: exactly the rows its notebooks recorded.
-
-    Rows of notebooks that ran come from this run; rows of up-to-date notebooks
-    are carried over from the run that produced them and marked so in the
-    ``origin`` column; a notebook that did not complete has one row, its
-    failure, in place of its rows; rows no notebook of this run recorded (an
-    old notebook, a row written by hand) are left out.
-    """
-    df = report.summary_table(rep.out)
-    origin: dict[str, str] = {}
-    for r in rep.runs:
-        if r.status == "ran":
-            origin[r.name] = THIS_RUN
-        elif r.status == "up to date":
-            when = (r.finished or "?").replace("T", " ")[:16]
-            origin[r.name] = f"carried over (up to date, run of {when} UTC)"
-    df = df[df["notebook"].isin(list(origin))].copy()
-    df["origin"] = [origin[n] for n in df["notebook"]]
-    failures = [
-        {
-            "result": Path(r.name).stem,
-            "quantity": "(every quantity of this notebook)",
-            "verdict": "notebook failed" if r.status == "failed" else r.status,
-            "reason": r.describe_failure(),
-            "notebook": r.name,
-            "quick": rep.quick,
-            "origin": THIS_RUN,
-        }
-        for r in rep.runs
-        if r.status in INCOMPLETE
-    ]
-    if failures:
-        rows = pd.DataFrame(failures, columns=list(df.columns))
-        df = pd.concat([df, rows], ignore_index=True) if len(df) else rows
-        df["n_runs"] = pd.array(df["n_runs"], dtype="Int64")
-    df.attrs = {"skipped": report.summary_table(rep.out).attrs.get("skipped", [])}
-    return df.reset_index(drop=True)
 
 
 def _finish(rep: Reproduction, html_report: bool) -> None:
@@ -483,29 +389,27 @@ def run(
     if not nbs:
         raise FileNotFoundError(f"no notebooks named {NOTEBOOK_GLOB} in {nb_dir}")
     out_path = check_out(Path(out) if out is not None else default_out(quick), notebooks=nb_dir)
-    lock = out_lock(out_path)
-    try:
-        lock.acquire()
-    except _files.FolderLocked as exc:
-        raise OutputError(
-            out_path, f"in use by another run ({exc.holder}); wait for it to end"
-        ) from None
-    except OSError as exc:
-        raise OutputError.from_oserror(exc, out_path) from None
+    lock = lock_out(out_path)
     try:
         return _run_locked(
-            rep_args=(out_path, quick, force, html_report, timeout, progress),
-            nb_dir=nb_dir,
-            nbs=nbs,
-            start=start,
+            nbs, nb_dir, out_path, quick, force, html_report, timeout, progress, start
         )
     finally:
         lock.release()
 
 
-def _run_locked(*, rep_args: tuple, nb_dir: Path, nbs: list[Path], start: float) -> Reproduction:
+def _run_locked(
+    nbs: list[Path],
+    nb_dir: Path,
+    out_path: Path,
+    quick: bool,
+    force: bool,
+    html_report: bool,
+    timeout: float | None,
+    progress: bool,
+    start: float,
+) -> Reproduction:
     """The body of :func:`run`, while the output folder is locked."""
-    out_path, quick, force, html_report, timeout, progress = rep_args
     params = {"QUICK": bool(quick)}
     rep = Reproduction(out=out_path, quick=bool(quick))
     items = _plan(nbs, out_path, params, force, html_report)
@@ -521,7 +425,7 @@ def _run_locked(*, rep_args: tuple, nb_dir: Path, nbs: list[Path], start: float)
     ]
     prog = Progress(planned, enabled=progress)
     opts = {"timeout": timeout, "html": html_report}
-    sigint = _SigintStops()
+    sigint = SigintStops()
     try:
         sigint.__enter__()
         for item in items:

@@ -272,6 +272,23 @@ def out_lock(out: Path) -> _files.FolderLock:
     return _files.FolderLock(Path(out) / ".state", "lock")
 
 
+def lock_out(out: Path) -> _files.FolderLock:
+    """Take :func:`out_lock` (release it when done).
+
+    Raises:
+        OutputError: another run holds it (the message names the holder), or the
+            lock file cannot be made (a link planted in its place ...).
+    """
+    lock = out_lock(out)
+    try:
+        return lock.acquire()
+    except _files.FolderLocked as exc:
+        msg = f"in use by another run ({exc.holder}); wait for it to end"
+        raise OutputError(out, msg) from None
+    except OSError as exc:
+        raise OutputError.from_oserror(exc, out) from None
+
+
 def recorded_rows(out: Path) -> list[tuple[Path, dict[str, Any]]]:
     """(file, row) of every readable summary row under ``<out>/summary`` (regular files only)."""
     found = []
@@ -313,6 +330,7 @@ __all__ = [
     "executed_complete",
     "file_sha256",
     "load_state",
+    "lock_out",
     "notebook_sources",
     "out_lock",
     "package_sources",

@@ -34,7 +34,8 @@ where ``<out>`` is ``$LABKIT_OUT`` (set by ``labkit reproduce`` to its output
 directory) or ``data/results`` otherwise.  Recording the same quantity again
 replaces its row, so a rerun never duplicates.  :func:`summary_table` reads
 them back as one DataFrame; :func:`format_summary` and :func:`summary_html`
-render it as text and as an HTML table, never cutting the reason.
+(from :mod:`labkit.report.summary_format`) render it as text and as an HTML
+table, never cutting the reason.
 :func:`savefig` writes PNG and SVG into ``$LABKIT_OUT/figures`` when
 ``LABKIT_OUT`` is set, and does nothing otherwise (so an interactive session
 leaves no files behind).
@@ -43,12 +44,11 @@ leaves no files behind).
 from __future__ import annotations
 
 import datetime as _dt
-import html
+import io
 import json
 import math
 import os
 import re
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,19 @@ import pandas as pd
 from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
 from labkit.measure.verdicts import TOO_NOISY, VERDICTS, Verdict, judge, verdict
+from labkit.report.summary_format import (
+    HTML_COLUMNS,
+    NOTEBOOK_COLUMNS,
+    SUMMARY_CSS,
+    TEXT_COLUMNS,
+    VERDICT_COLOURS,
+    SummaryView,
+    format_figure,
+    format_interval,
+    format_summary,
+    row_cells,
+    summary_html,
+)
 
 #: Columns of the summary table, in order.
 COLUMNS = [
@@ -116,7 +129,7 @@ def _value(v: Any, name: str) -> float | str | None:
     return f
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str | bytes) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename (no half files).
 
     Under ``$LABKIT_OUT`` no link below it is followed (:mod:`labkit._files`).
@@ -254,158 +267,6 @@ def summary_table(out_dir: str | os.PathLike[str] | None = None) -> pd.DataFrame
     return df
 
 
-def format_figure(v: Any) -> str:
-    """A figure for a table: whole or large numbers in full (1,039,879), others to 4
-    significant digits; None or NaN as "-"; text as it is."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if isinstance(v, str):
-        return v
-    f = float(v)
-    if f.is_integer() and abs(f) < 1e15:
-        return f"{int(f):,}"
-    if abs(f) >= 1e3:
-        return f"{f:,.0f}"
-    return f"{f:.4g}"
-
-
-def format_interval(r: Any) -> str:
-    """A row's ``estimate [ci_low, ci_high]`` as :func:`format_figure` writes figures; the
-    estimate alone without an interval, "-" without an estimate."""
-    est, lo, hi = r.get("estimate"), r.get("ci_low"), r.get("ci_high")
-    if est is None or (isinstance(est, float) and math.isnan(est)):
-        return "-"
-    if lo is None or hi is None or any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
-        return format_figure(est)
-    return f"{format_figure(est)} [{format_figure(lo)}, {format_figure(hi)}]"
-
-
-def _band(r: Any) -> str:
-    lo, hi = r.get("band_low"), r.get("band_high")
-    if lo is None or hi is None or any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
-        return "-"
-    if math.isinf(float(hi)):
-        return f">= {format_figure(lo)}"
-    if math.isinf(float(lo)):
-        return f"<= {format_figure(hi)}"
-    return f"[{format_figure(lo)}, {format_figure(hi)}]"
-
-
-def _runs(r: Any) -> str:
-    n = r.get("n_runs")
-    return "-" if n is None or pd.isna(n) else str(int(n))
-
-
-def _cells(r: Any) -> dict[str, str]:
-    """One summary row as display strings (figures with their unit)."""
-    unit = f" {r['unit']}" if r.get("unit") else ""
-
-    def fig(v: Any) -> str:
-        s = format_figure(v)
-        return s + (unit if s != "-" and not isinstance(v, str) else "")
-
-    return {
-        "result": str(r["result"]),
-        "quantity": str(r["quantity"]),
-        "published": fig(r.get("published")),
-        "model": fig(r.get("model")),
-        "live": fig(r.get("live")),
-        "measured [95% CI]": format_interval(r) + (unit if format_interval(r) != "-" else ""),
-        "band": _band(r) + (unit if _band(r) != "-" else ""),
-        "runs": _runs(r),
-        "noise": fig(r.get("noise")),
-        "verdict": str(r.get("verdict") or ""),
-        "explained": str(r.get("explained") or ""),
-        "method": str(r.get("method") or ""),
-        "reason": str(r.get("reason") or ""),
-    }
-
-
-#: The columns of :func:`format_summary`; the last, the reason, is wrapped, never cut.
-TEXT_COLUMNS = [
-    "result",
-    "quantity",
-    "published",
-    "model",
-    "live",
-    "measured [95% CI]",
-    "band",
-    "runs",
-    "noise",
-]
-
-
-def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
-    """The summary as plain text: one block per row, the reason wrapped at ``width``.
-
-    Columns: result, quantity, published, model, live, measured [95% CI], band,
-    runs, noise, verdict; then the reason (and the measured cause where there is one) on
-    the following lines, wrapped, never cut.
-    """
-    if df.empty:
-        return "(no results recorded)"
-    cols = [*TEXT_COLUMNS, "verdict"]
-    rows = [_cells(r) for _, r in df.iterrows()]
-    widths = {c: max(len(c), *(len(row[c]) for row in rows)) for c in cols}
-    out = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip()]
-    out.append("  ".join("-" * widths[c] for c in cols))
-    for row in rows:
-        out.append("  ".join(row[c].ljust(widths[c]) for c in cols).rstrip())
-        notes = [("reason", row["reason"])]
-        if row["explained"]:
-            notes.append(("explained", row["explained"]))
-        for label, text in notes:
-            lines = textwrap.wrap(text, width=width) or [""]
-            prefix = f"    {label}: "
-            out.append(prefix + lines[0])
-            out += [" " * len(prefix) + line for line in lines[1:]]
-    return "\n".join(out)
-
-
-#: The columns of :func:`summary_html`, in order.
-HTML_COLUMNS = [*TEXT_COLUMNS, "verdict", "explained", "method", "reason"]
-
-#: CSS for :func:`summary_html` (verdict colours), to put in the page's ``<style>``.
-SUMMARY_CSS = """
-table.summary td.verdict-reproduced { background: #e3f4e1; }
-table.summary td.verdict-differs { background: #fbe3e0; }
-table.summary td.verdict-inconclusive { background: #fdf3d7; }
-table.summary td.verdict-not-measured { color: #777; }
-table.summary td { vertical-align: top; }
-table.summary td.reason { min-width: 24em; }
-"""
-
-
-def summary_html(df: pd.DataFrame) -> str:
-    """The summary as an HTML ``<table class="summary">``, every cell escaped, nothing cut.
-
-    Each verdict cell has the class ``verdict-<verdict>`` (see :data:`SUMMARY_CSS`).
-    """
-    if df.empty:
-        return "<p>(no results recorded)</p>"
-    esc = html.escape
-    head = "".join(f"<th>{esc(c)}</th>" for c in HTML_COLUMNS)
-    body = []
-    for _, r in df.iterrows():
-        cells = _cells(r)
-        tds = []
-        for c in HTML_COLUMNS:
-            cls = ""
-            if c == "verdict":
-                cls = f" class='verdict-{_slug(cells[c])}'"
-            elif c == "reason":
-                cls = " class='reason'"
-            tds.append(f"<td{cls}>{esc(cells[c])}</td>")
-        body.append("<tr>" + "".join(tds) + "</tr>")
-    return (
-        "<table class='summary'>\n<thead><tr>"
-        + head
-        + "</tr></thead>\n<tbody>\n"
-        + "\n".join(body)
-        + "\n</tbody>\n</table>"
-    )
-
-
 def figures_dir() -> Path | None:
     """``$LABKIT_OUT/figures`` when ``LABKIT_OUT`` is set, else None."""
     env = out_setting()
@@ -429,17 +290,12 @@ def savefig(fig: Any, name: str, *, dpi: int = 120, caption: str | None = None) 
     folder = figures_dir()
     if folder is None:
         return []
-    folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for ext in ("png", "svg"):
         path = folder / f"{name}.{ext}"
-        tmp = folder / f".{name}.tmp.{ext}"
-        try:
-            fig.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata=_metadata(ext))
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)  # a full disk leaves no half figure behind
-            raise
+        drawn = io.BytesIO()  # drawn in memory, then written as every file is (_files)
+        fig.savefig(drawn, format=ext, dpi=dpi, bbox_inches="tight", metadata=_metadata(ext))
+        atomic_write_text(path, drawn.getvalue())
         paths.append(path)
     from labkit.report.figures import describe
 
@@ -458,6 +314,8 @@ def _metadata(ext: str) -> dict[str, Any]:
 __all__ = [
     "COLUMNS",
     "HTML_COLUMNS",
+    "NOTEBOOK_COLUMNS",
+    "VERDICT_COLOURS",
     "SUMMARY_CSS",
     "TEXT_COLUMNS",
     "TOO_NOISY",
@@ -471,7 +329,9 @@ __all__ = [
     "judge",
     "out_dir",
     "record",
+    "row_cells",
     "savefig",
+    "SummaryView",
     "summary_html",
     "summary_table",
     "verdict",

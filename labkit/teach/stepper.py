@@ -8,17 +8,22 @@ line saying what the step did.  Every operation runs the C model on the real
 memory the iterator describes; a refused one (reverting past the start) says
 why and changes nothing.
 
-Where widgets cannot run (nbval, a notebook converted to HTML, a terminal)
-the same object shows as the static drawing of its current state: its
-display bundle carries the widget view, a PNG of the drawing and a plain-text
-line, and each front end takes the richest one it can show.  The steps can
-also be applied from code (:meth:`Stepper.apply`), which is what tests do.
+The drawing is not a widget: it is an ordinary display output (a PNG and a
+plain-text line) under the controls, which each step replaces in place through
+its display id.  JupyterLab keeps that output in the notebook, so a saved
+notebook shows the last drawing when it is reopened, with or without a kernel,
+and so do a notebook converted to HTML, a code-hosting site and nbval.  Only
+the controls need a running kernel; where they cannot be shown, their output
+says so in one line.  Where widgets cannot run at all (a terminal, a plain
+IPython) the object shows as the drawing alone.  The steps can also be applied
+from code (:meth:`Stepper.apply`), which is what tests do.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +31,16 @@ from labkit.teach import viz
 
 #: What the buttons do (copy is copy_to_iter for a DEST iterator, copy_from_iter for SOURCE).
 OPERATIONS = ("advance", "revert", "copy", "zero")
+
+#: Characters of the drawing's title per inch of its width (DejaVu Sans at 9 pt averages
+#: about 5.5 pt a character: 11 a inch leaves a margin for wide letters).
+TITLE_CHARS_PER_INCH = 11
+
+#: The controls' text where they cannot be shown (no kernel, a page, an untrusted notebook).
+CONTROLS_TEXT = (
+    "[stepper controls: a bytes slider and advance / revert / copy / back to start buttons;"
+    " run this cell in JupyterLab to use them]"
+)
 
 
 @dataclass
@@ -73,6 +88,7 @@ class Stepper:
         self.steps: list[Step] = [Step("start", "", viz.iter_state(it))]
         self._fill = 0
         self._widget: Any = None
+        self._handles: list[Any] = []  # the drawings shown, updated in place by each step
 
     # ---- the model -----------------------------------------------------------------
 
@@ -100,7 +116,7 @@ class Stepper:
                 if direction == "DEST":
                     value = 255 - 60 * self._fill  # each copy its own shade in the byte strip
                     self._fill = (self._fill + 1) % 4
-                    label = f"copy_to_iter({n} bytes of {value})"
+                    label = f"copy_to_iter({n} bytes of value {value})"
                     returned = str(it.copy_to_iter(bytes([value]) * n))
                 else:
                     label = f"copy_from_iter({n})"
@@ -130,11 +146,16 @@ class Stepper:
             what += f" refused ({last.refused})"
         return f"{what}: {last.state.describe()}"
 
+    def title_lines(self) -> list[str]:
+        """:meth:`describe` wrapped to the drawing's width (a refused step's reason is long)."""
+        return textwrap.wrap(self.describe(), width=int(self.width * TITLE_CHARS_PER_INCH))
+
     def figure(self) -> Any:
         """The drawing of the current state (a new matplotlib figure)."""
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(self.width, 2.3))
+        lines = self.title_lines()
+        fig, ax = plt.subplots(figsize=(self.width, 2.3 + 0.16 * (len(lines) - 1)))
         viz.draw_iter(
             self.it,
             ax,
@@ -142,7 +163,7 @@ class Stepper:
             contents=self.contents,
             scale=self.scale,
             show_addr=self.show_addr,
-            title=self.describe(),
+            title="\n".join(lines),
         )
         fig.tight_layout()
         return fig
@@ -158,7 +179,11 @@ class Stepper:
         return buf.getvalue()
 
     def widget(self) -> Any:
-        """The ipywidgets panel (built once), or None where widgets are not available."""
+        """The ipywidgets controls (built once), or None where widgets are not available.
+
+        A slider for the bytes, the four buttons and the line saying what the last step
+        did; the drawing is shown beside them (see :meth:`_ipython_display_`).
+        """
         if self._widget is not None or not widgets_available():
             return self._widget
         import ipywidgets as w
@@ -177,7 +202,6 @@ class Stepper:
             "copy": w.Button(description=copy_name, tooltip=f"it.{copy_name}(bytes)"),
             "start": w.Button(description="back to start", tooltip="revert everything consumed"),
         }
-        image = w.Image(value=self.png(), format="png")
         line = w.HTML(value=self._line_html())
 
         def on_slider(change: dict) -> None:
@@ -186,8 +210,8 @@ class Stepper:
         slider.observe(on_slider, names="value")
         for op, button in buttons.items():
             button.on_click(lambda _b, op=op: self.apply(op))
-        self._widget = w.VBox([w.HBox([slider, *buttons.values()]), line, image])
-        self._image, self._line = image, line
+        self._widget = w.VBox([w.HBox([slider, *buttons.values()]), line])
+        self._line = line
         return self._widget
 
     def _line_html(self) -> str:
@@ -199,20 +223,35 @@ class Stepper:
 
     def _refresh(self) -> None:
         if self._widget is not None:
-            self._image.value = self.png()
             self._line.value = self._line_html()
+        if self._handles:
+            bundle = self.drawing_bundle()
+            for handle in self._handles:
+                handle.update(bundle, raw=True)
+
+    def drawing_bundle(self) -> dict[str, Any]:
+        """The drawing of the current state as a display bundle: a PNG and one line of text."""
+        return {
+            "image/png": base64.b64encode(self.png()).decode("ascii"),
+            "text/plain": f"Stepper: {self.describe()}",
+        }
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        bundle: dict[str, Any] = {}
+        return self.drawing_bundle()
+
+    def _ipython_display_(self) -> None:
+        """In a kernel with ipywidgets: the controls, then the drawing as an output of its
+        own with a display id, which each step updates in place.  Elsewhere: the drawing."""
+        from IPython.display import display
+
         panel = self.widget()
-        if panel is not None:
-            bundle.update(panel._repr_mimebundle_(include=include, exclude=exclude) or {})
-        bundle["image/png"] = base64.b64encode(self.png()).decode("ascii")
-        bundle["text/plain"] = (
-            f"Stepper: {self.describe()}\n"
-            "(in JupyterLab: a slider and advance / revert / copy buttons; elsewhere this drawing)"
-        )
-        return bundle
+        if panel is None:
+            display(self.drawing_bundle(), raw=True)
+            return
+        controls = dict(panel._repr_mimebundle_() or {})
+        controls["text/plain"] = CONTROLS_TEXT
+        display(controls, raw=True)
+        self._handles.append(display(self.drawing_bundle(), raw=True, display_id=True))
 
     def __repr__(self) -> str:
         return f"Stepper({self.describe()})"
@@ -223,4 +262,12 @@ def stepper(it: Any, **kwargs: Any) -> Stepper:
     return Stepper(it, **kwargs)
 
 
-__all__ = ["OPERATIONS", "Step", "Stepper", "stepper", "widgets_available"]
+__all__ = [
+    "CONTROLS_TEXT",
+    "OPERATIONS",
+    "TITLE_CHARS_PER_INCH",
+    "Step",
+    "Stepper",
+    "stepper",
+    "widgets_available",
+]

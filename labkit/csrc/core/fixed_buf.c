@@ -42,15 +42,24 @@
 
 /* ---- registration --------------------------------------------------------- */
 
-/*
+/**
+ * lk_fixed_register - register a buffer for io_uring's fixed reads
+ * @mm: the modelled address space (the UserMemory's table)
+ * @addr: the user address of the buffer
+ * @len: its length
+ * @folio_shift: 12 for pages, more for large folios
+ * @out: receives the new buffer
+ *
  * As io_buffer_validate() + io_sqe_buffer_register(): an empty buffer or one
  * above 1 GiB is EFAULT, a wrapping one EOVERFLOW, an unmapped or read-only
  * range EFAULT (pinning the pages, FOLL_WRITE, fails).  folio_shift > 12 stands for memory made of
  * large folios: every folio the buffer touches must be mapped (EINVAL if not,
  * the model's stand-in for "these pages are not part of one folio").
+ *
+ * Return: 0, or -EFAULT, -EOVERFLOW, -EINVAL or -ENOMEM.
  */
-int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len,
-		      unsigned int folio_shift, struct lk_fixed_buf **out)
+int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int folio_shift,
+		      struct lk_fixed_buf **out)
 {
 	struct lk_fixed_buf *b;
 	size_t fsize, fmask, off, size, k, nr;
@@ -107,6 +116,10 @@ int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len,
 	return 0;
 }
 
+/**
+ * lk_fixed_unregister - free a buffer made by lk_fixed_register()
+ * @b: the buffer (NULL is allowed)
+ */
 void lk_fixed_unregister(struct lk_fixed_buf *b)
 {
 	if (!b)
@@ -140,7 +153,7 @@ static inline unsigned long walk2019_advance(struct lk_iov_iter *i, size_t size)
 		size_t mp_off, mp_len;
 		unsigned int piece_off, piece_len, bytes;
 
-		if (bi_idx >= i->nr_segs)	/* model only: never past the table */
+		if (bi_idx >= i->nr_segs) /* model only: never past the table */
 			break;
 		/* bvec_iter_bvec(): the single-page piece under the cursor */
 		cur = &bv[bi_idx];
@@ -149,7 +162,7 @@ static inline unsigned long walk2019_advance(struct lk_iov_iter *i, size_t size)
 		piece_off = (unsigned int)(mp_off & ~LK_PAGE_MASK);
 		piece_len = (unsigned int)lk_min(mp_len, LK_PAGE_SIZE - piece_off);
 		steps++;
-		if (!piece_len)			/* the kernel would spin here; no table has one */
+		if (!piece_len) /* the kernel would spin here; no table has one */
 			break;
 		/* bvec_iter_advance(bv, &iter, piece_len) */
 		bytes = piece_len;
@@ -190,8 +203,8 @@ static inline int fixed_range_ok(const struct lk_fixed_buf *b, uint64_t buf_addr
 	return len <= LK_MAX_RW_COUNT;
 }
 
-static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t offset,
-			     size_t len, int seek, unsigned int bugs, struct lk_iov_iter *i)
+static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t offset, size_t len,
+			     int seek, unsigned int bugs, struct lk_iov_iter *i)
 {
 	const struct lk_bvec *first = b->bvec;
 	unsigned int shift = b->folio_shift;
@@ -246,7 +259,7 @@ static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t
 	case LK_SEEK_SHIFT:
 		idx = 0;
 		if ((bugs & LK_FIXED_BUG_OFF_BY_ONE_2023) ? offset > first->bv_len
-							   : offset >= first->bv_len) {
+							  : offset >= first->bv_len) {
 			offset -= first->bv_len;
 			idx = 1 + (offset >> shift);
 			offset &= fmask;
@@ -259,7 +272,7 @@ static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t
 			nr_segs = 0;
 		} else {
 			nr_segs = (offset + len + b->bvec[idx].bv_offset + fmask) >> shift;
-			if (nr_segs > b->nr_bvecs - idx)	/* model only */
+			if (nr_segs > b->nr_bvecs - idx) /* model only */
 				nr_segs = b->nr_bvecs - idx;
 		}
 		ret = lk_iter_bvec(i, direction, b->bvec + idx, nr_segs, len);
@@ -273,8 +286,22 @@ static inline int fixed_seek(int direction, const struct lk_fixed_buf *b, size_t
 	return -EINVAL;
 }
 
-int lk_import_fixed(int direction, const struct lk_fixed_buf *b, uint64_t buf_addr,
-		    size_t len, int seek, unsigned int bugs, struct lk_iov_iter *i)
+/**
+ * lk_import_fixed - point an iterator at part of a registered buffer, as
+ * io_import_fixed()
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @b: the registered buffer
+ * @buf_addr: the user address of the first byte to read into
+ * @len: bytes
+ * @seek: how to seek there: LK_SEEK_WALK_2019, _WALK, _SHIFT_2019 or _SHIFT
+ * @bugs: LK_FIXED_BUG_* switches of historical bugs (0: none)
+ * @i: the iterator to set up
+ *
+ * Return: 0, or -EFAULT for a range outside the buffer, -EINVAL for a bad direction or
+ * seek.
+ */
+int lk_import_fixed(int direction, const struct lk_fixed_buf *b, uint64_t buf_addr, size_t len,
+		    int seek, unsigned int bugs, struct lk_iov_iter *i)
 {
 	int ret;
 
@@ -311,9 +338,8 @@ static int fixed_time_args_ok(const struct lk_fixed_buf *b, size_t offset, size_
  * from it into the buffer.  `src == NULL` is a constant at one call site, so
  * the copy folds away there.
  */
-static inline __attribute__((always_inline)) double
-time_fixed(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek, const void *src,
-	   uint64_t iters)
+LK_ALWAYS_INLINE double time_fixed(const struct lk_fixed_buf *b, size_t offset, size_t len,
+				   int seek, const void *src, uint64_t iters)
 {
 	struct lk_iov_iter it;
 	uint64_t k;
@@ -330,16 +356,39 @@ time_fixed(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek, co
 	return ns;
 }
 
-/* ns per io_import_fixed() (range check + seek) at byte offset of the buffer. */
-double lk_time_fixed_seek(const struct lk_fixed_buf *b, size_t offset, size_t len,
-			  int seek, uint64_t iters)
+/**
+ * lk_time_fixed_seek - time io_import_fixed() at one offset
+ * @b: the registered buffer
+ * @offset: byte offset in the buffer
+ * @len: bytes of the read
+ * @seek: the LK_SEEK_* way to seek
+ * @iters: imports in the batch
+ *
+ * ns per io_import_fixed() (range check + seek) at byte offset of the buffer.
+ *
+ * Return: nanoseconds per import, or -EINVAL, -EFAULT or -ETIMEDOUT.
+ */
+double lk_time_fixed_seek(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek,
+			  uint64_t iters)
 {
 	return time_fixed(b, offset, len, seek, NULL, iters);
 }
 
-/* ns per modelled submission: import (seek) + copy of len bytes from src into the buffer. */
-double lk_time_fixed_submit(const struct lk_fixed_buf *b, size_t offset, size_t len,
-			    int seek, const void *src, uint64_t iters)
+/**
+ * lk_time_fixed_submit - time a modelled fixed-buffer submission
+ * @b: the registered buffer
+ * @offset: byte offset in the buffer
+ * @len: bytes copied per submission
+ * @seek: the LK_SEEK_* way to seek
+ * @src: @len bytes to copy
+ * @iters: submissions in the batch
+ *
+ * ns per modelled submission: import (seek) + copy of len bytes from src into the buffer.
+ *
+ * Return: nanoseconds per submission, or -EINVAL, -EFAULT or -ETIMEDOUT.
+ */
+double lk_time_fixed_submit(const struct lk_fixed_buf *b, size_t offset, size_t len, int seek,
+			    const void *src, uint64_t iters)
 {
 	if (src == NULL)
 		return -EINVAL;

@@ -31,32 +31,32 @@
 enum lk_fixed_seek {
 	LK_SEEK_WALK_2019 = 0,	/* iov_iter_advance() of 2019: a bvec_iter walk, page by page */
 	LK_SEEK_WALK = 1,	/* today's iov_iter_advance(): a loop over whole bvecs */
-	LK_SEEK_SHIFT_2019 = 2,	/* the fix as merged in 2019 (bd11b3a391e3 + 5.3 count fix) */
+	LK_SEEK_SHIFT_2019 = 2, /* the fix as merged in 2019 (bd11b3a391e3 + 5.3 count fix) */
 	LK_SEEK_SHIFT = 3,	/* today's io_import_fixed(): folio shift, exact nr_segs */
 };
 
 /* Historical bugs, switchable for teaching (bit flags). */
-#define LK_FIXED_BUG_COUNT_2019 1	/* shift-2019: count assumed a full first page */
-#define LK_FIXED_BUG_OFF_BY_ONE_2023 2	/* shift: offset <= first_len keeps an empty bvec */
+#define LK_FIXED_BUG_COUNT_2019 1      /* shift-2019: count assumed a full first page */
+#define LK_FIXED_BUG_OFF_BY_ONE_2023 2 /* shift: offset <= first_len keeps an empty bvec */
 
 struct lk_fixed_buf {
-	uintptr_t ubuf;			/* user address of the first byte */
+	uintptr_t ubuf; /* user address of the first byte */
 	size_t len;
 	unsigned long nr_bvecs;
 	unsigned int folio_shift;
-	struct lk_bvec *bvec;		/* nr_bvecs entries, owned */
+	struct lk_bvec *bvec; /* nr_bvecs entries, owned */
 };
 
-int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len,
-		      unsigned int folio_shift, struct lk_fixed_buf **out);
+int lk_fixed_register(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int folio_shift,
+		      struct lk_fixed_buf **out);
 void lk_fixed_unregister(struct lk_fixed_buf *buf);
 
-int lk_import_fixed(int direction, const struct lk_fixed_buf *buf, uint64_t buf_addr,
-		    size_t len, int seek, unsigned int bugs, struct lk_iov_iter *i);
+int lk_import_fixed(int direction, const struct lk_fixed_buf *buf, uint64_t buf_addr, size_t len,
+		    int seek, unsigned int bugs, struct lk_iov_iter *i);
 
-double lk_time_fixed_seek(const struct lk_fixed_buf *buf, size_t offset, size_t len,
-			  int seek, uint64_t iters);
-double lk_time_fixed_submit(const struct lk_fixed_buf *buf, size_t offset, size_t len,
-			    int seek, const void *src, uint64_t iters);
+double lk_time_fixed_seek(const struct lk_fixed_buf *buf, size_t offset, size_t len, int seek,
+			  uint64_t iters);
+double lk_time_fixed_submit(const struct lk_fixed_buf *buf, size_t offset, size_t len, int seek,
+			    const void *src, uint64_t iters);
 
 #endif

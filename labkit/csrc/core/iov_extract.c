@@ -133,7 +133,7 @@ static ssize_t extract_bvec_pages(struct lk_iov_iter *i, uintptr_t *pages, size_
 	}
 	done = skip;
 	maxpages = lk_want_pages(maxsize, skip, maxpages);
-	while (left && idx < i->nr_segs) {	/* bvec_iter_bvec(), one page at a time */
+	while (left && idx < i->nr_segs) { /* bvec_iter_bvec(), one page at a time */
 		const struct lk_bvec *bv = &i->bvec[idx];
 		size_t mp_offset = bv->bv_offset + done;
 		size_t offset = mp_offset % LK_PAGE_SIZE;
@@ -151,7 +151,7 @@ static ssize_t extract_bvec_pages(struct lk_iov_iter *i, uintptr_t *pages, size_
 			break;
 		if (offset + len != LK_PAGE_SIZE)
 			break;
-		done += len;	/* bvec_iter_advance_single() */
+		done += len; /* bvec_iter_advance_single() */
 		if (done == bv->bv_len) {
 			done = 0;
 			idx++;
@@ -163,16 +163,31 @@ static ssize_t extract_bvec_pages(struct lk_iov_iter *i, uintptr_t *pages, size_
 	return (ssize_t)size;
 }
 
+/**
+ * lk_iter_extract_pages - list the pages under the next bytes, as
+ * iov_iter_extract_pages()
+ * @i: the iterator
+ * @pages: receives page addresses (@maxpages entries)
+ * @maxsize: the most bytes to list
+ * @maxpages: the most pages to list
+ * @offset0: receives the offset of the first byte in pages[0]
+ * @nr_pages: receives the entries filled
+ *
+ * Return: the bytes listed (the iterator moved past them), or -EFAULT, -ENOMEM or -EIO
+ * as described above.
+ */
 ssize_t lk_iter_extract_pages(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsize,
 			      unsigned int maxpages, size_t *offset0, unsigned int *nr_pages)
 {
+	ssize_t ret;
+
 	*offset0 = 0;
 	*nr_pages = 0;
 	maxsize = lk_min3(maxsize, i->count, LK_MAX_RW_COUNT);
 	if (!maxsize)
 		return 0;
 	if (!maxpages)
-		return -ENOMEM;	/* the kernel's BVEC walk would fill one entry regardless */
+		return -ENOMEM; /* the kernel's BVEC walk would fill one entry regardless */
 	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 	case LK_ITER_IOVEC:
@@ -184,9 +199,12 @@ ssize_t lk_iter_extract_pages(struct lk_iov_iter *i, uintptr_t *pages, size_t ma
 	case LK_ITER_FOLIOQ:
 		return lk_folioq_extract(i, pages, maxsize, maxpages, offset0, nr_pages);
 	case LK_ITER_XARRAY:
-		return lk_xarray_extract(i, pages, maxsize, maxpages, offset0, nr_pages);
+		ret = lk_xarray_extract(i, pages, maxsize, maxpages, offset0, nr_pages);
+		if (ret > 0) /* iov_iter_extract_xarray_pages() advances at its end */
+			lk_iter_advance(i, (size_t)ret);
+		return ret;
 	case LK_ITER_DISCARD:
 		break;
 	}
-	return -EFAULT;	/* DISCARD has no content */
+	return -EFAULT; /* DISCARD has no content */
 }

@@ -24,12 +24,4 @@
 ssize_t lk_iter_extract_pages(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsize,
 			      unsigned int maxpages, size_t *offset0, unsigned int *nr_pages);
 
-/* The kernel's want_pages_array(): how many entries a listing may fill. */
-static inline unsigned int lk_want_pages(size_t size, size_t start, unsigned int maxpages)
-{
-	size_t count = (size + start + LK_PAGE_SIZE - 1) / LK_PAGE_SIZE;
-
-	return count > maxpages ? maxpages : (unsigned int)count;
-}
-
 #endif

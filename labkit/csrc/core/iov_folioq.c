@@ -15,15 +15,23 @@
  * these guards never change a result the kernel would give.
  */
 
-#include "iov_extract.h"
 #include "iov_folioq.h"
 
 static inline size_t slot_size(const struct lk_folioq *fq, unsigned int slot)
 {
-	return LK_PAGE_SIZE << fq->orders[slot];	/* folioq_folio_size() */
+	return LK_PAGE_SIZE << fq->orders[slot]; /* folioq_folio_size() */
 }
 
-/* folioq_append(): the folio goes in the next free slot; -ENOSPC when the segment is full. */
+/**
+ * lk_folioq_append - put a folio in the next free slot of a queue segment
+ * @fq: the segment
+ * @addr: the folio's first byte
+ * @order: its size, 2^order pages
+ *
+ * folioq_append(): the folio goes in the next free slot; -ENOSPC when the segment is full.
+ *
+ * Return: the slot used, or -ENOSPC when the segment is full (-EINVAL for a bad order).
+ */
 int lk_folioq_append(struct lk_folioq *fq, uintptr_t addr, unsigned int order)
 {
 	unsigned int slot;
@@ -39,7 +47,15 @@ int lk_folioq_append(struct lk_folioq *fq, uintptr_t addr, unsigned int order)
 	return (int)slot;
 }
 
-/* folioq_clear(): the slot no longer holds a folio; its order (and so its size) stays. */
+/**
+ * lk_folioq_clear - empty a slot of a queue segment
+ * @fq: the segment
+ * @slot: the slot
+ *
+ * folioq_clear(): the slot no longer holds a folio; its order (and so its size) stays.
+ *
+ * Return: 0, or -EINVAL for a slot never filled.
+ */
 int lk_folioq_clear(struct lk_folioq *fq, unsigned int slot)
 {
 	if (!fq || slot >= fq->nr)
@@ -48,10 +64,17 @@ int lk_folioq_clear(struct lk_folioq *fq, unsigned int slot)
 	return 0;
 }
 
-/*
+/**
+ * lk_folioq_capacity - the bytes from a queue position to the end of the queue
+ * @fq: the segment
+ * @slot: the slot in it
+ * @offset: the offset in that slot's folio
+ *
  * Bytes from (fq, slot, offset) to the end of the last slot ever filled in the
  * queue (model only: bounds count and reexpand).  Slots are counted at their
  * folio size, cleared ones included, as the kernel's advance counts them.
+ *
+ * Return: that number of bytes.
  */
 size_t lk_folioq_capacity(const struct lk_folioq *fq, unsigned int slot, size_t offset)
 {
@@ -71,18 +94,35 @@ size_t lk_folioq_capacity(const struct lk_folioq *fq, unsigned int slot, size_t 
 	return filled > offset ? filled - offset : 0;
 }
 
-/* The current segment of a FOLIOQ iterator (NULL for the other types). */
+/**
+ * lk_iter_folioq - the current queue segment of a FOLIOQ iterator
+ * @i: the iterator
+ *
+ * The current segment of a FOLIOQ iterator (NULL for the other types).
+ *
+ * Return: the segment, or NULL for the other types.
+ */
 const struct lk_folioq *lk_iter_folioq(const struct lk_iov_iter *i)
 {
 	return lk_iter_kind(i) == LK_ITER_FOLIOQ ? i->folioq : NULL;
 }
 
-/*
+/**
+ * lk_iter_folio_queue - build an ITER_FOLIOQ iterator, as iov_iter_folio_queue()
+ * @i: the iterator to set up
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @fq: the queue segment to start in
+ * @first_slot: the slot to start in
+ * @offset: the offset in that slot's folio
+ * @count: bytes the iterator covers
+ *
  * iov_iter_folio_queue(): count bytes from offset in the folio of first_slot
  * of segment fq.  The kernel BUG()s on a bad direction and trusts the rest;
  * the model refuses (-EINVAL) a slot above LK_FOLIOQ_NR_SLOTS, an offset at or
  * past the end of a filled slot's folio (or any offset in a slot that holds
  * none), and (-ERANGE) a count past the end of the queue.
+ *
+ * Return: 0, or -EINVAL or -ERANGE as described above.
  */
 int lk_iter_folio_queue(struct lk_iov_iter *i, int direction, const struct lk_folioq *fq,
 			unsigned int first_slot, unsigned int offset, size_t count)
@@ -95,7 +135,7 @@ int lk_iter_folio_queue(struct lk_iov_iter *i, int direction, const struct lk_fo
 		return -ERANGE;
 	lk_iter_start(i, direction, LK_ITER_FOLIOQ, count, 0);
 	i->folioq = fq;
-	i->folioq_slot = first_slot;	/* shares nr_segs' storage, as in the kernel */
+	i->folioq_slot = first_slot; /* shares nr_segs' storage, as in the kernel */
 	i->iov_offset = offset;
 	i->seg_first = fq;
 	i->first_slot = (uint8_t)first_slot;
@@ -113,13 +153,13 @@ void lk_folioq_advance(struct lk_iov_iter *i, size_t size)
 		return;
 	if (slot >= LK_FOLIOQ_NR_SLOTS) {
 		if (!fq->next)
-			return;		/* count > 0 here implies a next segment */
+			return; /* count > 0 here implies a next segment */
 		fq = fq->next;
 		slot = 0;
 	}
 	i->count -= size;
 	i->folioq_done += size;
-	size += i->iov_offset;	/* from the start of the current folio */
+	size += i->iov_offset; /* from the start of the current folio */
 	do {
 		size_t fsize = slot_size(fq, slot);
 
@@ -130,7 +170,7 @@ void lk_folioq_advance(struct lk_iov_iter *i, size_t size)
 		slot++;
 		if (slot >= LK_FOLIOQ_NR_SLOTS) {
 			if (!fq->next)
-				break;	/* the end of the queue */
+				break; /* the end of the queue */
 			fq = fq->next;
 			slot = 0;
 		}
@@ -162,7 +202,7 @@ int lk_folioq_revert(struct lk_iov_iter *i, size_t unroll)
 		for (;;) {
 			if (slot == 0) {
 				if (!fq->prev)
-					return -ERANGE;	/* cannot happen within folioq_done */
+					return -ERANGE; /* cannot happen within folioq_done */
 				fq = fq->prev;
 				slot = LK_FOLIOQ_NR_SLOTS;
 			}
@@ -195,7 +235,7 @@ size_t lk_folioq_iterate(struct lk_iov_iter *i, size_t len, void *priv, lk_step_
 
 	if (slot == LK_FOLIOQ_NR_SLOTS) {
 		if (!fq->next)
-			return 0;	/* the queue has not been extended: nothing to walk */
+			return 0; /* the queue has not been extended: nothing to walk */
 		fq = fq->next;
 		slot = 0;
 	}
@@ -204,7 +244,7 @@ size_t lk_folioq_iterate(struct lk_iov_iter *i, size_t len, void *priv, lk_step_
 		size_t fsize, remain = 0;
 
 		if (slot >= LK_FOLIOQ_NR_SLOTS)
-			break;		/* the end of the queue */
+			break; /* the end of the queue */
 		folio = fq->folios[slot];
 		if (!folio)
 			break;
@@ -321,7 +361,7 @@ ssize_t lk_folioq_extract(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsiz
 		fq = fq->next;
 		slot = 0;
 		if (i->iov_offset != 0)
-			return -EIO;	/* the kernel WARNs */
+			return -EIO; /* the kernel WARNs */
 	}
 	offset = i->iov_offset & ~LK_PAGE_MASK;
 	*offset0 = offset;
@@ -349,7 +389,7 @@ ssize_t lk_folioq_extract(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsiz
 			slot++;
 			if (slot == LK_FOLIOQ_NR_SLOTS) {
 				if (!fq->next)
-					break;	/* the end of the queue */
+					break; /* the end of the queue */
 				fq = fq->next;
 				slot = 0;
 			}

@@ -23,9 +23,9 @@
 #define LK_MAX_FOLIO_ORDER 10
 
 struct lk_folioq {
-	uintptr_t folios[LK_FOLIOQ_NR_SLOTS];	/* first byte of each folio; 0: none */
-	uint8_t orders[LK_FOLIOQ_NR_SLOTS];	/* kept when a slot is cleared */
-	uint8_t nr;				/* slots filled so far (folioq_count()) */
+	uintptr_t folios[LK_FOLIOQ_NR_SLOTS]; /* first byte of each folio; 0: none */
+	uint8_t orders[LK_FOLIOQ_NR_SLOTS];   /* kept when a slot is cleared */
+	uint8_t nr;			      /* slots filled so far (folioq_count()) */
 	struct lk_folioq *next;
 	struct lk_folioq *prev;
 };

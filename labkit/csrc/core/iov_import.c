@@ -22,8 +22,7 @@
  * else into a new allocation.  A length negative as ssize_t is -EINVAL.
  */
 static struct lk_iovec *iovec_from_user(const struct lk_iovec *uvec, unsigned long nr_segs,
-					unsigned int fast_segs, struct lk_iovec *fast_iov,
-					int *err)
+					unsigned int fast_segs, struct lk_iovec *fast_iov, int *err)
 {
 	struct lk_iovec *iov = fast_iov;
 	unsigned long seg;
@@ -54,6 +53,17 @@ static struct lk_iovec *iovec_from_user(const struct lk_iovec *uvec, unsigned lo
 	return iov;
 }
 
+/**
+ * lk_import_ubuf - import one user buffer as ITER_UBUF, as import_ubuf()
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @buf: the user address
+ * @len: its length (clamped to MAX_RW_COUNT)
+ * @i: the iterator to set up
+ * @mm: the modelled address space (the UserMemory's table)
+ *
+ * Return: 0, -EFAULT when access_ok() refuses the range, or -EINVAL for a bad
+ * direction.
+ */
 int lk_import_ubuf(int direction, uintptr_t buf, size_t len, struct lk_iov_iter *i,
 		   const struct lk_mm *mm)
 {
@@ -61,7 +71,7 @@ int lk_import_ubuf(int direction, uintptr_t buf, size_t len, struct lk_iov_iter 
 
 	if (len > LK_MAX_RW_COUNT)
 		len = LK_MAX_RW_COUNT;
-	if (!lk_access_ok(buf, len))		/* the clamped length, as the kernel */
+	if (!lk_access_ok(buf, len)) /* the clamped length, as the kernel */
 		return -EFAULT;
 	ret = lk_iter_ubuf(i, direction, buf, len);
 	if (!ret)
@@ -69,6 +79,19 @@ int lk_import_ubuf(int direction, uintptr_t buf, size_t len, struct lk_iov_iter 
 	return ret;
 }
 
+/**
+ * lk_import_single_range - import one user buffer, as import_single_range()
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @buf: the user address
+ * @len: its length (clamped to MAX_RW_COUNT)
+ * @iov: the one-entry array an ITER_IOVEC walks (era 63)
+ * @i: the iterator to set up
+ * @mm: the modelled address space (the UserMemory's table)
+ * @era: 63 (ITER_IOVEC) or 64 (ITER_UBUF)
+ *
+ * Return: 0, -EFAULT when access_ok() refuses the range, or -EINVAL for a bad
+ * direction.
+ */
 int lk_import_single_range(int direction, uintptr_t buf, size_t len, struct lk_iovec *iov,
 			   struct lk_iov_iter *i, const struct lk_mm *mm, int era)
 {
@@ -88,15 +111,27 @@ int lk_import_single_range(int direction, uintptr_t buf, size_t len, struct lk_i
 	return ret;
 }
 
-/*
+/**
+ * lk_import_iovec - import a user iovec array, as import_iovec()
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @uvec: the user address of the iovec array
+ * @nr_segs: its number of entries (at most UIO_MAXIOV)
+ * @fast_segs: entries @fast_iov holds
+ * @fast_iov: the caller's small array, used when it is large enough
+ * @iovp: receives the allocated array, or NULL
+ * @i: the iterator to set up
+ * @mm: the modelled address space (the UserMemory's table)
+ * @era: 63 (Linux 6.3: one segment is ITER_IOVEC) or 64 (6.4+: ITER_UBUF)
+ *
  * Returns the total length or a negative errno.  On success *iovp is the
  * allocated array the caller must free(), or NULL when fast_iov (or nothing)
  * was used; on failure *iovp is NULL and nothing is left allocated.
+ *
+ * Return: the total length (clamped to MAX_RW_COUNT), or -EFAULT, -EINVAL or -ENOMEM.
  */
 ssize_t lk_import_iovec(int direction, const struct lk_iovec *uvec, unsigned long nr_segs,
-			unsigned int fast_segs, struct lk_iovec *fast_iov,
-			struct lk_iovec **iovp, struct lk_iov_iter *i,
-			const struct lk_mm *mm, int era)
+			unsigned int fast_segs, struct lk_iovec *fast_iov, struct lk_iovec **iovp,
+			struct lk_iov_iter *i, const struct lk_mm *mm, int era)
 {
 	size_t total_len = 0;
 	unsigned long seg;

@@ -8,7 +8,7 @@
  * outside the segments.
  *
  * Constructors are O(1) and trust their arguments, as the kernel's do: the
- * Python layer (labkit/iov_iter.py) checks every segment before it calls them.
+ * Python layer (labkit/core/iov_iter.py) checks every segment before it calls them.
  */
 #include <string.h>
 
@@ -17,8 +17,8 @@
 #include "iov_folioq.h"
 #include "iov_xarray.h"
 
-static int iter_setup(struct lk_iov_iter *i, int direction, enum lk_iter_type type,
-		      size_t count, unsigned long nr_segs)
+static int iter_setup(struct lk_iov_iter *i, int direction, enum lk_iter_type type, size_t count,
+		      unsigned long nr_segs)
 {
 	if (!lk_iter_dir_ok(direction))
 		return -EINVAL;
@@ -39,6 +39,15 @@ static int iter_setup_iovec(struct lk_iov_iter *i, int direction, enum lk_iter_t
 	return 0;
 }
 
+/**
+ * lk_iter_ubuf - build an ITER_UBUF iterator, as iov_iter_ubuf()
+ * @i: the iterator to set up
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @buf: the user address of the buffer
+ * @count: its length
+ *
+ * Return: 0, or -EINVAL for a bad direction.
+ */
 int lk_iter_ubuf(struct lk_iov_iter *i, int direction, uintptr_t buf, size_t count)
 {
 	int ret = iter_setup(i, direction, LK_ITER_UBUF, count, 1);
@@ -51,6 +60,16 @@ int lk_iter_ubuf(struct lk_iov_iter *i, int direction, uintptr_t buf, size_t cou
 	return 0;
 }
 
+/**
+ * lk_iter_init - build an ITER_IOVEC iterator over user segments, as iov_iter_init()
+ * @i: the iterator to set up
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @iov: the segment array (not copied: it must outlive @i)
+ * @nr_segs: its number of entries
+ * @count: bytes the iterator covers
+ *
+ * Return: 0, or -EINVAL for a bad direction.
+ */
 int lk_iter_init(struct lk_iov_iter *i, int direction, const struct lk_iovec *iov,
 		 unsigned long nr_segs, size_t count)
 {
@@ -61,12 +80,32 @@ int lk_iter_init(struct lk_iov_iter *i, int direction, const struct lk_iovec *io
 	return ret;
 }
 
+/**
+ * lk_iter_kvec - build an ITER_KVEC iterator over kernel buffers, as iov_iter_kvec()
+ * @i: the iterator to set up
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @kvec: the segment array (not copied: it must outlive @i)
+ * @nr_segs: its number of entries
+ * @count: bytes the iterator covers
+ *
+ * Return: 0, or -EINVAL for a bad direction.
+ */
 int lk_iter_kvec(struct lk_iov_iter *i, int direction, const struct lk_iovec *kvec,
 		 unsigned long nr_segs, size_t count)
 {
 	return iter_setup_iovec(i, direction, LK_ITER_KVEC, kvec, nr_segs, count);
 }
 
+/**
+ * lk_iter_bvec - build an ITER_BVEC iterator over pages, as iov_iter_bvec()
+ * @i: the iterator to set up
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @bvec: the bio_vec array (not copied: it must outlive @i)
+ * @nr_segs: its number of entries
+ * @count: bytes the iterator covers
+ *
+ * Return: 0, or -EINVAL for a bad direction.
+ */
 int lk_iter_bvec(struct lk_iov_iter *i, int direction, const struct lk_bvec *bvec,
 		 unsigned long nr_segs, size_t count)
 {
@@ -79,7 +118,16 @@ int lk_iter_bvec(struct lk_iov_iter *i, int direction, const struct lk_bvec *bve
 	return 0;
 }
 
-/* ITER_DISCARD exists only as a destination (the kernel BUG()s otherwise). */
+/**
+ * lk_iter_discard - build an ITER_DISCARD iterator, as iov_iter_discard()
+ * @i: the iterator to set up
+ * @direction: must be LK_ITER_DEST
+ * @count: bytes it swallows
+ *
+ * ITER_DISCARD exists only as a destination (the kernel BUG()s otherwise).
+ *
+ * Return: 0, or -EINVAL for a source.
+ */
 int lk_iter_discard(struct lk_iov_iter *i, int direction, size_t count)
 {
 	if (direction != LK_ITER_DEST)
@@ -96,11 +144,11 @@ static void iovec_advance(struct lk_iov_iter *i, size_t size)
 	if (!i->count)
 		return;
 	i->count -= size;
-	size += i->iov_offset;		/* from the start of the current segment */
+	size += i->iov_offset; /* from the start of the current segment */
 	for (; p < end; p++) {
 		if (size < p->iov_len)
 			break;
-		size -= p->iov_len;	/* zero-length segments are stepped over */
+		size -= p->iov_len; /* zero-length segments are stepped over */
 	}
 	i->visited = (unsigned long)(p - i->iov) + (p < end);
 	i->iov_offset = size;
@@ -127,9 +175,14 @@ static void bvec_advance(struct lk_iov_iter *i, size_t size)
 	i->bvec = p;
 }
 
+/**
+ * lk_iter_advance - move the iterator forward, as iov_iter_advance()
+ * @i: the iterator
+ * @size: bytes to skip (clamped to the count)
+ */
 void lk_iter_advance(struct lk_iov_iter *i, size_t size)
 {
-	if (i->count < size)
+	if (unlikely(i->count < size))
 		size = i->count;
 	i->visited = 0;
 	switch (lk_iter_kind(i)) {
@@ -167,17 +220,23 @@ static size_t len_before(const struct lk_iov_iter *i, unsigned long k)
 	case LK_ITER_DISCARD:
 	case LK_ITER_XARRAY:
 	case LK_ITER_FOLIOQ:
-		break;		/* no segment array: never called for these */
+		break; /* no segment array: never called for these */
 	}
 	return 0;
 }
 
-/*
+/**
+ * lk_iter_revert - walk the iterator back, as iov_iter_revert()
+ * @i: the iterator
+ * @unroll: bytes to walk back
+ *
  * Walk back by unroll bytes.  Returns -EINVAL for more than MAX_RW_COUNT (the
  * kernel WARNs and ignores it), -ERANGE for a revert past the first byte
  * (a BUG in the kernel for UBUF and XARRAY; for the others a walk off the
  * start of the array or queue) and -EOVERFLOW for a DISCARD whose count
  * would wrap (model only); in every case the iterator is left unchanged.
+ *
+ * Return: 0, or -EINVAL, -ERANGE or -EOVERFLOW as described above.
  */
 int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 {
@@ -187,7 +246,7 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 	i->visited = 0;
 	if (!unroll)
 		return 0;
-	if (unroll > LK_MAX_RW_COUNT)
+	if (unlikely(unroll > LK_MAX_RW_COUNT)) /* the kernel's WARN_ON() */
 		return -EINVAL;
 	switch (lk_iter_kind(i)) {
 	case LK_ITER_DISCARD:
@@ -212,7 +271,7 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 	case LK_ITER_XARRAY:
-		return -ERANGE;	/* the kernel BUG()s: pages before the start are not pinned */
+		return -ERANGE; /* the kernel BUG()s: pages before the start are not pinned */
 	case LK_ITER_BVEC:
 		before = (unsigned long)(i->bvec - (const struct lk_bvec *)i->seg_first);
 		break;
@@ -222,13 +281,13 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 		break;
 	case LK_ITER_DISCARD:
 	case LK_ITER_FOLIOQ:
-		return -EINVAL;	/* handled above */
+		return -EINVAL; /* handled above */
 	}
 
 	left = unroll - i->iov_offset;
 	for (;;) {
 		if (back == before)
-			return -ERANGE;	/* nothing changed yet */
+			return -ERANGE; /* nothing changed yet */
 		n = len_before(i, ++back);
 		if (left <= n)
 			break;
@@ -236,7 +295,7 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 	}
 	i->count += unroll;
 	i->nr_segs += back;
-	if (lk_iter_kind(i) == LK_ITER_BVEC)	/* only BVEC, IOVEC and KVEC get here */
+	if (lk_iter_kind(i) == LK_ITER_BVEC) /* only BVEC, IOVEC and KVEC get here */
 		i->bvec -= back;
 	else
 		i->iov -= back;
@@ -245,13 +304,25 @@ int lk_iter_revert(struct lk_iov_iter *i, size_t unroll)
 	return 0;
 }
 
+/**
+ * lk_iter_truncate - lower the iterator's count, as iov_iter_truncate()
+ * @i: the iterator
+ * @count: the new count, if smaller
+ */
 void lk_iter_truncate(struct lk_iov_iter *i, size_t count)
 {
 	if (i->count > count)
 		i->count = count;
 }
 
-/* Bytes the segments hold from the current position on (model only). */
+/**
+ * lk_iter_capacity - the bytes the segments hold from the position on
+ * @i: the iterator
+ *
+ * Bytes the segments hold from the current position on (model only).
+ *
+ * Return: that number of bytes.
+ */
 size_t lk_iter_capacity(const struct lk_iov_iter *i)
 {
 	size_t total = 0;
@@ -279,7 +350,15 @@ size_t lk_iter_capacity(const struct lk_iov_iter *i)
 	return total > i->iov_offset ? total - i->iov_offset : 0;
 }
 
-/* The kernel trusts the caller here; the model refuses to grow past the segments. */
+/**
+ * lk_iter_reexpand - restore a count lowered by truncation, as iov_iter_reexpand()
+ * @i: the iterator
+ * @count: the new count
+ *
+ * The kernel trusts the caller here; the model refuses to grow past the segments.
+ *
+ * Return: 0, or -ERANGE if the segments do not hold @count bytes.
+ */
 int lk_iter_reexpand(struct lk_iov_iter *i, size_t count)
 {
 	if (count > lk_iter_capacity(i))
@@ -288,6 +367,14 @@ int lk_iter_reexpand(struct lk_iov_iter *i, size_t count)
 	return 0;
 }
 
+/**
+ * lk_iter_single_seg_count - the bytes of the current segment, as
+ * iov_iter_single_seg_count()
+ * @i: the iterator
+ *
+ * Return: min(count, bytes left in the current segment); the count for UBUF and
+ * DISCARD.
+ */
 size_t lk_iter_single_seg_count(const struct lk_iov_iter *i)
 {
 	switch (lk_iter_kind(i)) {
@@ -310,11 +397,18 @@ size_t lk_iter_single_seg_count(const struct lk_iov_iter *i)
 	return i->count;
 }
 
-/*
+/**
+ * lk_iter_current - the current segment as (address, length)
+ * @i: the iterator
+ * @addr: receives the address of the next byte
+ * @len: receives the bytes left in the segment
+ *
  * The current segment as (address, length): iov_iter_iovec() as proposed in
  * the 2023 UBUF thread, answering for UBUF too, and extended here to KVEC and
  * BVEC, and to XARRAY and FOLIOQ (the rest of the current folio).  -ENODATA
  * when no segment (or no folio) is left, -EINVAL for DISCARD.
+ *
+ * Return: 0, -ENODATA or -EINVAL as described above.
  */
 int lk_iter_current(const struct lk_iov_iter *i, uintptr_t *addr, size_t *len)
 {
@@ -351,6 +445,13 @@ static size_t div_round_up(size_t n, size_t d)
 	return (n + d - 1) / d;
 }
 
+/**
+ * lk_iter_npages - the pages the remaining bytes touch, as iov_iter_npages()
+ * @i: the iterator
+ * @maxpages: the most to count
+ *
+ * Return: the number of pages, at most @maxpages; 0 for DISCARD or an empty iterator.
+ */
 int lk_iter_npages(const struct lk_iov_iter *i, int maxpages)
 {
 	size_t skip = i->iov_offset, size = i->count, npages = 0;
@@ -362,11 +463,11 @@ int lk_iter_npages(const struct lk_iov_iter *i, int maxpages)
 	case LK_ITER_UBUF:
 		npages = div_round_up((i->ubuf + skip) % LK_PAGE_SIZE + size, LK_PAGE_SIZE);
 		return (int)lk_min(npages, (size_t)maxpages);
-	case LK_ITER_XARRAY:	/* the file positions' pages, as for UBUF */
+	case LK_ITER_XARRAY: /* the file positions' pages, as for UBUF */
 		npages = div_round_up(((size_t)i->xarray_start + skip) % LK_PAGE_SIZE + size,
 				      LK_PAGE_SIZE);
 		return (int)lk_min(npages, (size_t)maxpages);
-	case LK_ITER_FOLIOQ:	/* folios are whole pages: the offset in the folio says it all */
+	case LK_ITER_FOLIOQ: /* folios are whole pages: the offset in the folio says it all */
 		npages = div_round_up(skip % LK_PAGE_SIZE + size, LK_PAGE_SIZE);
 		return (int)lk_min(npages, (size_t)maxpages);
 	case LK_ITER_IOVEC:
@@ -402,7 +503,14 @@ int lk_iter_npages(const struct lk_iov_iter *i, int maxpages)
 	return 0;
 }
 
-/* OR of every segment's start and length within count, as iov_iter_alignment(). */
+/**
+ * lk_iter_alignment - the OR of the remaining segments' addresses and lengths
+ * @i: the iterator
+ *
+ * OR of every segment's start and length within count, as iov_iter_alignment().
+ *
+ * Return: that OR (0 when the count is 0).
+ */
 unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 {
 	unsigned long res = 0;
@@ -412,7 +520,7 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
 		return size ? (unsigned long)(i->ubuf + skip) | size : 0;
-	case LK_ITER_XARRAY:	/* whole folios: the file position and the count (even 0) */
+	case LK_ITER_XARRAY: /* whole folios: the file position and the count (even 0) */
 		return (unsigned long)((uint64_t)i->xarray_start + skip) | size;
 	case LK_ITER_FOLIOQ:
 		return (unsigned long)skip | size;
@@ -428,7 +536,7 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
 				res |= len;
 				size -= len;
 			}
-			if (!size)	/* the kernel's do { } while (size) */
+			if (!size) /* the kernel's do { } while (size) */
 				break;
 		}
 		return res;
@@ -478,7 +586,7 @@ static inline size_t user_step(const struct lk_iov_iter *i, uintptr_t base, size
 	return remain;
 }
 
-static inline size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
+LK_ALWAYS_INLINE size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
 {
 	size_t hint = SIZE_MAX;
 	size_t remain = user_step(i, i->ubuf + i->iov_offset, 0, len, priv, step, &hint);
@@ -489,8 +597,8 @@ static inline size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *priv,
 	return len;
 }
 
-static inline size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv,
-				   lk_step_f step, bool user)
+LK_ALWAYS_INLINE size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step,
+				      bool user)
 {
 	const struct lk_iovec *p = i->iov, *end = p + i->nr_segs;
 	size_t progress = 0, skip = i->iov_offset, hint = SIZE_MAX;
@@ -498,7 +606,7 @@ static inline size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv
 	while (len && p < end) {
 		size_t part = lk_min(len, p->iov_len - skip);
 
-		if (part) {
+		if (likely(part)) {
 			uintptr_t base = p->iov_base + skip;
 			size_t remain = user ? user_step(i, base, progress, part, priv, step, &hint)
 					     : step((void *)base, progress, part, priv);
@@ -521,7 +629,7 @@ static inline size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv
 }
 
 /* A bvec is moved a page at a time, as the kernel maps one page at a time. */
-static inline size_t iterate_bvec(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
+LK_ALWAYS_INLINE size_t iterate_bvec(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
 {
 	const struct lk_bvec *p = i->bvec, *end = p + i->nr_segs;
 	size_t progress = 0, skip = i->iov_offset;
@@ -549,12 +657,12 @@ static inline size_t iterate_bvec(struct lk_iov_iter *i, size_t len, void *priv,
 	return progress;
 }
 
-static inline size_t iterate_and_advance(struct lk_iov_iter *i, size_t len, void *priv,
-					 lk_step_f step)
+LK_ALWAYS_INLINE size_t iterate_and_advance(struct lk_iov_iter *i, size_t len, void *priv,
+					    lk_step_f step)
 {
-	if (i->count < len)
+	if (unlikely(i->count < len))
 		len = i->count;
-	if (!len)
+	if (unlikely(!len))
 		return 0;
 	switch (lk_iter_kind(i)) {
 	case LK_ITER_UBUF:
@@ -596,26 +704,50 @@ static size_t step_zero(void *base, size_t progress, size_t len, void *priv)
 	return 0;
 }
 
-/* Copy into a destination iterator; -EINVAL for a source (the kernel WARNs). */
+/**
+ * lk_copy_to_iter - copy bytes into a destination iterator, as copy_to_iter()
+ * @src: the bytes to copy
+ * @bytes: how many
+ * @i: a destination iterator
+ *
+ * Copy into a destination iterator; -EINVAL for a source (the kernel WARNs).
+ *
+ * Return: the bytes copied (short at the first unmapped user byte), or -EINVAL.
+ */
 ssize_t lk_copy_to_iter(const void *src, size_t bytes, struct lk_iov_iter *i)
 {
-	if (i->data_source)
+	if (unlikely(i->data_source)) /* the kernel's WARN_ON_ONCE() */
 		return -EINVAL;
 	return (ssize_t)iterate_and_advance(i, bytes, (void *)src, step_copy_to);
 }
 
-/* Copy out of a source iterator; -EINVAL for a destination (the kernel WARNs). */
+/**
+ * lk_copy_from_iter - copy bytes out of a source iterator, as copy_from_iter()
+ * @dst: where the bytes go
+ * @bytes: how many
+ * @i: a source iterator
+ *
+ * Copy out of a source iterator; -EINVAL for a destination (the kernel WARNs).
+ *
+ * Return: the bytes copied (short at the first unmapped user byte), or -EINVAL.
+ */
 ssize_t lk_copy_from_iter(void *dst, size_t bytes, struct lk_iov_iter *i)
 {
-	if (!i->data_source)
+	if (unlikely(!i->data_source)) /* the kernel's WARN_ON_ONCE() */
 		return -EINVAL;
 	return (ssize_t)iterate_and_advance(i, bytes, dst, step_copy_from);
 }
 
-/*
+/**
+ * lk_iov_iter_zero - zero-fill a destination iterator, as iov_iter_zero()
+ * @bytes: how many bytes to zero
+ * @i: a destination iterator
+ *
  * Zero-fill a destination iterator.  The kernel's iov_iter_zero() does not
  * check the direction; every caller uses it on a destination, and the model
  * refuses a source so that zeroing never writes into data meant to be read.
+ *
+ * Return: the bytes zeroed, or -EINVAL for a source.
  */
 ssize_t lk_iov_iter_zero(size_t bytes, struct lk_iov_iter *i)
 {
@@ -624,7 +756,14 @@ ssize_t lk_iov_iter_zero(size_t bytes, struct lk_iov_iter *i)
 	return (ssize_t)iterate_and_advance(i, bytes, NULL, step_zero);
 }
 
-/* Index of the current segment in the array the iterator was built on (model only). */
+/**
+ * lk_iter_seg_index - the index of the current segment
+ * @i: the iterator
+ *
+ * Index of the current segment in the array the iterator was built on (model only).
+ *
+ * Return: the index (0 for types with no segment array).
+ */
 unsigned long lk_iter_seg_index(const struct lk_iov_iter *i)
 {
 	switch (lk_iter_kind(i)) {
@@ -633,10 +772,10 @@ unsigned long lk_iter_seg_index(const struct lk_iov_iter *i)
 	case LK_ITER_IOVEC:
 	case LK_ITER_KVEC:
 		return (unsigned long)(i->iov - (const struct lk_iovec *)i->seg_first);
-	case LK_ITER_FOLIOQ:	/* slots from the first one: the folio the position is in */
+	case LK_ITER_FOLIOQ: /* slots from the first one: the folio the position is in */
 		return lk_folioq_seg_index(i);
 	case LK_ITER_UBUF:
-	case LK_ITER_XARRAY:	/* one range: the position is all in iov_offset */
+	case LK_ITER_XARRAY: /* one range: the position is all in iov_offset */
 	case LK_ITER_DISCARD:
 		break;
 	}

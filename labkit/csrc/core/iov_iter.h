@@ -25,8 +25,8 @@ enum lk_iter_type {
 	LK_ITER_FOLIOQ = 6,
 };
 
-struct lk_xarray;	/* iov_xarray.h */
-struct lk_folioq;	/* iov_folioq.h */
+struct lk_xarray; /* iov_xarray.h */
+struct lk_folioq; /* iov_folioq.h */
 
 /* struct iovec and struct kvec share this layout, as in the kernel. */
 struct lk_iovec {
@@ -43,33 +43,33 @@ struct lk_bvec {
 
 struct lk_iov_iter {
 	uint8_t iter_type;
-	bool data_source;		/* LK_ITER_SOURCE: a write drains it */
+	bool data_source; /* LK_ITER_SOURCE: a write drains it */
 	bool user_backed;
-	uint8_t first_slot;		/* model only: FOLIOQ's first slot, in seg_first */
+	uint8_t first_slot; /* model only: FOLIOQ's first slot, in seg_first */
 	size_t iov_offset;
 	union {
-		const struct lk_iovec *iov;	/* IOVEC and KVEC */
+		const struct lk_iovec *iov; /* IOVEC and KVEC */
 		const struct lk_bvec *bvec;
 		uintptr_t ubuf;
-		const struct lk_folioq *folioq;	/* FOLIOQ: the current queue segment */
+		const struct lk_folioq *folioq; /* FOLIOQ: the current queue segment */
 		const struct lk_xarray *xarray;
 	};
 	size_t count;
-	union {				/* as in the kernel: XARRAY and FOLIOQ have no array */
+	union { /* as in the kernel: XARRAY and FOLIOQ have no array */
 		unsigned long nr_segs;
-		unsigned int folioq_slot;	/* FOLIOQ: slot in the current segment */
-		int64_t xarray_start;		/* XARRAY: file position of the first byte (loff_t) */
+		unsigned int folioq_slot; /* FOLIOQ: slot in the current segment */
+		int64_t xarray_start;	  /* XARRAY: file position of the first byte (loff_t) */
 	};
 
 	/* model only */
-	const void *seg_first;		/* first segment (FOLIOQ: queue segment), to bound revert */
+	const void *seg_first; /* first segment (FOLIOQ: queue segment), to bound revert */
 	union {
-		size_t ubuf_len;	/* UBUF: the buffer's length, to bound reexpand */
-		size_t xarray_len;	/* XARRAY: the count given at construction, likewise */
-		size_t folioq_done;	/* FOLIOQ: bytes moved past the first byte, to bound revert */
+		size_t ubuf_len;    /* UBUF: the buffer's length, to bound reexpand */
+		size_t xarray_len;  /* XARRAY: the count given at construction, likewise */
+		size_t folioq_done; /* FOLIOQ: bytes moved past the first byte, to bound revert */
 	};
-	const struct lk_mm *mm;		/* user-backed import: check at copy time */
-	unsigned long visited;		/* segments examined by the last advance/revert/seek */
+	const struct lk_mm *mm; /* user-backed import: check at copy time */
+	unsigned long visited;	/* segments examined by the last advance/revert/seek */
 };
 
 /* The type as the enum, for switches: -Wswitch then names any type left out. */
@@ -126,9 +126,8 @@ ssize_t lk_iov_iter_zero(size_t bytes, struct lk_iov_iter *i);
 
 /* Imports from the modelled user space; era is 63 (Linux 6.3) or 64 (6.4+). */
 ssize_t lk_import_iovec(int direction, const struct lk_iovec *uvec, unsigned long nr_segs,
-			unsigned int fast_segs, struct lk_iovec *fast_iov,
-			struct lk_iovec **iovp, struct lk_iov_iter *i,
-			const struct lk_mm *mm, int era);
+			unsigned int fast_segs, struct lk_iovec *fast_iov, struct lk_iovec **iovp,
+			struct lk_iov_iter *i, const struct lk_mm *mm, int era);
 int lk_import_ubuf(int direction, uintptr_t buf, size_t len, struct lk_iov_iter *i,
 		   const struct lk_mm *mm);
 int lk_import_single_range(int direction, uintptr_t buf, size_t len, struct lk_iovec *iov,

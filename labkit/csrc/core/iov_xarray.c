@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iov_extract.h"
 #include "iov_xarray.h"
 
 static inline uint64_t entry_pages(const struct lk_xa_entry *e)
@@ -25,16 +24,25 @@ static inline uint64_t entry_pages(const struct lk_xa_entry *e)
 	return (uint64_t)1 << e->order;
 }
 
+/**
+ * lk_xa_new - a new, empty page cache (the XArray of a mapping)
+ *
+ * Return: the table, or NULL when out of memory.
+ */
 struct lk_xarray *lk_xa_new(void)
 {
 	return calloc(1, sizeof(struct lk_xarray));
 }
 
+/**
+ * lk_xa_free - free a page cache made by lk_xa_new()
+ * @xa: the table (NULL is allowed)
+ */
 void lk_xa_free(struct lk_xarray *xa)
 {
 	if (xa)
 		free(xa->entries);
-	free(xa);	/* free(NULL) does nothing */
+	free(xa); /* free(NULL) does nothing */
 }
 
 /* Index in the table of the first entry whose last page index is >= index. */
@@ -65,11 +73,19 @@ static const struct lk_xa_entry *xa_next_contiguous(const struct lk_xarray *xa,
 	return NULL;
 }
 
-/*
+/**
+ * lk_xa_store - store a folio in the page cache
+ * @xa: the page cache
+ * @index: its first page index
+ * @addr: its first byte
+ * @order: its size, 2^order pages
+ *
  * Store a folio of 2^order pages at page index (a multiple of 2^order), as
  * filemap_add_folio() would.  -EINVAL for an order above MAX_PAGECACHE_ORDER,
  * a misaligned index or address, or an index past the largest file position;
  * -EEXIST if any index it covers holds a folio already.
+ *
+ * Return: 0, -EINVAL or -EEXIST as described above, -ENOMEM when the table cannot grow.
  */
 int lk_xa_store(struct lk_xarray *xa, uint64_t index, uintptr_t addr, unsigned int order)
 {
@@ -91,7 +107,16 @@ int lk_xa_store(struct lk_xarray *xa, uint64_t index, uintptr_t addr, unsigned i
 	return 0;
 }
 
-/* Remove the folio that covers page index (its first index in *first); -ENOENT if none. */
+/**
+ * lk_xa_erase - remove a folio from the page cache
+ * @xa: the page cache
+ * @index: any page index the folio covers
+ * @first: receives the folio's first index
+ *
+ * Remove the folio that covers page index (its first index in *first); -ENOENT if none.
+ *
+ * Return: 0, or -ENOENT.
+ */
 int lk_xa_erase(struct lk_xarray *xa, uint64_t index, uint64_t *first)
 {
 	const struct lk_xa_entry *e;
@@ -109,7 +134,18 @@ int lk_xa_erase(struct lk_xarray *xa, uint64_t index, uint64_t *first)
 	return 0;
 }
 
-/* The folio that covers page index: its first index, address and order; -ENOENT if none. */
+/**
+ * lk_xa_load - look a folio up in the page cache
+ * @xa: the page cache
+ * @index: any page index the folio covers
+ * @first: receives its first index
+ * @addr: receives its first byte
+ * @order: receives its order
+ *
+ * The folio that covers page index: its first index, address and order; -ENOENT if none.
+ *
+ * Return: 0, or -ENOENT.
+ */
 int lk_xa_load(const struct lk_xarray *xa, uint64_t index, uint64_t *first, uintptr_t *addr,
 	       unsigned int *order)
 {
@@ -123,20 +159,29 @@ int lk_xa_load(const struct lk_xarray *xa, uint64_t index, uint64_t *first, uint
 	return 0;
 }
 
-/*
+/**
+ * lk_iter_xarray - build an ITER_XARRAY iterator, as iov_iter_xarray()
+ * @i: the iterator to set up
+ * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
+ * @xa: the page cache
+ * @start: the file position of the first byte
+ * @count: bytes the iterator covers
+ *
  * iov_iter_xarray(): the count bytes of the mapping from file position start.
  * The kernel BUG()s on a bad direction; the model also refuses a range that
  * runs past the largest file position (-EINVAL).  Folios need not be present.
+ *
+ * Return: 0, or -EINVAL.
  */
-int lk_iter_xarray(struct lk_iov_iter *i, int direction, const struct lk_xarray *xa,
-		   int64_t start, size_t count)
+int lk_iter_xarray(struct lk_iov_iter *i, int direction, const struct lk_xarray *xa, int64_t start,
+		   size_t count)
 {
 	if (!lk_iter_dir_ok(direction) || !xa || start < 0 ||
 	    count > (uint64_t)LK_MAX_LFS_FILESIZE - (uint64_t)start)
 		return -EINVAL;
 	lk_iter_start(i, direction, LK_ITER_XARRAY, count, 0);
 	i->xarray = xa;
-	i->xarray_start = start;	/* shares nr_segs' storage, as in the kernel */
+	i->xarray_start = start; /* shares nr_segs' storage, as in the kernel */
 	i->xarray_len = count;
 	return 0;
 }
@@ -155,7 +200,7 @@ size_t lk_xarray_iterate(struct lk_iov_iter *i, size_t len, void *priv, lk_step_
 
 	while (e) {
 		size_t fsize = LK_PAGE_SIZE << e->order;
-		size_t offset = (size_t)((start + progress) & (fsize - 1));	/* offset_in_folio() */
+		size_t offset = (size_t)((start + progress) & (fsize - 1)); /* offset_in_folio() */
 		size_t flen = lk_min(fsize - offset, len);
 
 		while (flen) {
@@ -200,7 +245,8 @@ int lk_xarray_current(const struct lk_iov_iter *i, uintptr_t *addr, size_t *len)
  * count and MAX_RW_COUNT by the caller.  When the very first index is a hole
  * the model lists nothing and returns 0; the kernel returns maxsize there if
  * the position is not page-aligned (its nr * PAGE_SIZE - offset wraps), with
- * no page listed.
+ * no page listed.  The caller (lk_iter_extract_pages) advances the iterator
+ * past the bytes listed, so that this file never calls back into iov_iter.c.
  */
 ssize_t lk_xarray_extract(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsize,
 			  unsigned int maxpages, size_t *offset0, unsigned int *nr_pages)
@@ -227,7 +273,5 @@ ssize_t lk_xarray_extract(struct lk_iov_iter *i, uintptr_t *pages, size_t maxsiz
 	*nr_pages = nr;
 	if (!nr)
 		return 0;
-	maxsize = lk_min((size_t)nr * LK_PAGE_SIZE - offset, maxsize);
-	lk_iter_advance(i, maxsize);
-	return (ssize_t)maxsize;
+	return (ssize_t)lk_min((size_t)nr * LK_PAGE_SIZE - offset, maxsize);
 }

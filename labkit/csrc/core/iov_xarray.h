@@ -22,13 +22,13 @@
 #define LK_MAX_LFS_FILESIZE INT64_MAX
 
 struct lk_xa_entry {
-	uint64_t index;		/* first page index of the folio (a multiple of 2^order) */
-	uintptr_t addr;		/* address of its first byte (page-aligned) */
+	uint64_t index; /* first page index of the folio (a multiple of 2^order) */
+	uintptr_t addr; /* address of its first byte (page-aligned) */
 	unsigned int order;
 };
 
 struct lk_xarray {
-	struct lk_xa_entry *entries;	/* sorted by index, never overlapping */
+	struct lk_xa_entry *entries; /* sorted by index, never overlapping */
 	size_t nr;
 	size_t cap;
 };
@@ -40,8 +40,8 @@ int lk_xa_erase(struct lk_xarray *xa, uint64_t index, uint64_t *first);
 int lk_xa_load(const struct lk_xarray *xa, uint64_t index, uint64_t *first, uintptr_t *addr,
 	       unsigned int *order);
 
-int lk_iter_xarray(struct lk_iov_iter *i, int direction, const struct lk_xarray *xa,
-		   int64_t start, size_t count);
+int lk_iter_xarray(struct lk_iov_iter *i, int direction, const struct lk_xarray *xa, int64_t start,
+		   size_t count);
 
 /* Per-type steps called from iov_iter.c and iov_extract.c. */
 size_t lk_xarray_iterate(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step);

@@ -8,8 +8,13 @@
 #include "usermem.h"
 
 _Static_assert(LK_PROT_READ == PROT_READ && LK_PROT_WRITE == PROT_WRITE,
-	       "labkit's protections are mmap's (labkit/memory.py relies on it)");
+	       "labkit's protections are mmap's (labkit/core/memory.py relies on it)");
 
+/**
+ * lk_mm_new - a new, empty modelled address space
+ *
+ * Return: the table, or NULL when out of memory.
+ */
 struct lk_mm *lk_mm_new(void)
 {
 	struct lk_mm *mm = calloc(1, sizeof(struct lk_mm));
@@ -19,11 +24,15 @@ struct lk_mm *lk_mm_new(void)
 	return mm;
 }
 
+/**
+ * lk_mm_free - free an address space made by lk_mm_new()
+ * @mm: the table (NULL is allowed)
+ */
 void lk_mm_free(struct lk_mm *mm)
 {
 	if (mm)
 		free(mm->maps);
-	free(mm);	/* free(NULL) does nothing */
+	free(mm); /* free(NULL) does nothing */
 }
 
 /* Index of the first mapping whose end lies above addr (binary search). */
@@ -32,9 +41,17 @@ static size_t first_ending_after(const struct lk_mm *mm, uintptr_t addr)
 	return LK_LOWER_BOUND(mm->nr_maps, mid, mm->maps[mid].end <= addr);
 }
 
-/*
+/**
+ * lk_mm_add - enter a mapping into the address space
+ * @mm: the modelled address space (the UserMemory's table)
+ * @start: its first address
+ * @len: its length in bytes
+ * @prot: LK_PROT_READ and/or LK_PROT_WRITE, or 0 (PROT_NONE)
+ *
  * Add [start, start + len) with protection prot; -EINVAL for an empty or
  * wrapping range or an unknown protection, -EEXIST on overlap.
+ *
+ * Return: 0, -EINVAL or -EEXIST as described above, -ENOMEM when the table cannot grow.
  */
 int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len, unsigned int prot)
 {
@@ -49,11 +66,19 @@ int lk_mm_add(struct lk_mm *mm, uintptr_t start, size_t len, unsigned int prot)
 	if (ret)
 		return ret;
 	mm->maps[k] = (struct lk_mapping){ .start = start, .end = start + len, .prot = prot };
-	mm->last = SIZE_MAX;		/* indices moved */
+	mm->last = SIZE_MAX; /* indices moved */
 	return 0;
 }
 
-/* Remove the mapping that starts at start; -EINVAL if there is none. */
+/**
+ * lk_mm_remove - remove a mapping from the address space
+ * @mm: the modelled address space (the UserMemory's table)
+ * @start: the first address of the mapping
+ *
+ * Remove the mapping that starts at start; -EINVAL if there is none.
+ *
+ * Return: 0, or -EINVAL if no mapping starts there.
+ */
 int lk_mm_remove(struct lk_mm *mm, uintptr_t start)
 {
 	size_t k;
@@ -69,7 +94,14 @@ int lk_mm_remove(struct lk_mm *mm, uintptr_t start)
 	return 0;
 }
 
-/*
+/**
+ * lk_mm_accessible - the bytes a user copy can reach before it faults
+ * @mm: the modelled address space (the UserMemory's table)
+ * @addr: the first user address
+ * @len: bytes wanted
+ * @need: LK_PROT_READ or LK_PROT_WRITE
+ * @hint: the mapping cache described above, or NULL
+ *
  * How many bytes from addr, up to len, lie in mappings that allow the access
  * need (LK_PROT_READ or LK_PROT_WRITE), without a hole: the bytes a
  * copy_from_user()/copy_to_user() of [addr, addr + len) moves before it
@@ -81,6 +113,8 @@ int lk_mm_remove(struct lk_mm *mm, uintptr_t start)
  * mapping then looks the mapping up once, not once per segment.  It is only
  * valid while the table does not change (callers hold the table's lock for
  * the whole copy).  The table keeps the same cache across calls (mm->last).
+ *
+ * Return: the number of bytes from @addr that can be accessed, 0 to @len.
  */
 size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int need,
 			size_t *hint)
@@ -89,7 +123,7 @@ size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsi
 
 	if (!mm || len == 0)
 		return 0;
-	if (addr + len < addr)		/* wraps: only up to the top counts */
+	if (addr + len < addr) /* wraps: only up to the top counts */
 		len = UINTPTR_MAX - addr;
 	k = hint && *hint != SIZE_MAX ? *hint : mm->last;
 	if (k >= mm->nr_maps || mm->maps[k].start > addr || mm->maps[k].end <= addr)
@@ -107,11 +141,21 @@ size_t lk_mm_accessible(const struct lk_mm *mm, uintptr_t addr, size_t len, unsi
 	}
 	if (hint)
 		*hint = k;
-	((struct lk_mm *)mm)->last = k;	/* the cache only: see struct lk_mm */
+	((struct lk_mm *)mm)->last = k; /* the cache only: see struct lk_mm */
 	return done;
 }
 
-/* True if all of [addr, addr + len) is mapped for the access need (an empty range is). */
+/**
+ * lk_mm_mapped - whether a whole range is mapped for an access
+ * @mm: the modelled address space (the UserMemory's table)
+ * @addr: the first user address
+ * @len: bytes
+ * @need: LK_PROT_READ or LK_PROT_WRITE
+ *
+ * True if all of [addr, addr + len) is mapped for the access need (an empty range is).
+ *
+ * Return: true if every byte can be accessed (an empty range always can).
+ */
 bool lk_mm_mapped(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned int need)
 {
 	if (len == 0)
@@ -121,11 +165,18 @@ bool lk_mm_mapped(const struct lk_mm *mm, uintptr_t addr, size_t len, unsigned i
 	return lk_mm_accessible(mm, addr, len, need, NULL) == len;
 }
 
-/*
+/**
+ * lk_mprotect - change the protection of real pages
+ * @addr: page-aligned address
+ * @len: bytes
+ * @prot: LK_PROT_* bits
+ *
  * mprotect() of the real pages [addr, addr + len) (addr page-aligned, len
  * rounded up to pages by the kernel); 0 or a negative errno.  The Python layer
  * calls it only on memory its UserMemory mapped, before the mapping is
  * entered into the table.
+ *
+ * Return: 0 or a negative errno.
  */
 int lk_mprotect(uintptr_t addr, size_t len, unsigned int prot)
 {

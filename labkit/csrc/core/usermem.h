@@ -30,12 +30,12 @@
 
 struct lk_mapping {
 	uintptr_t start;
-	uintptr_t end;		/* exclusive */
-	unsigned int prot;	/* LK_PROT_* */
+	uintptr_t end;	   /* exclusive */
+	unsigned int prot; /* LK_PROT_* */
 };
 
 struct lk_mm {
-	struct lk_mapping *maps;	/* sorted by start, non-overlapping */
+	struct lk_mapping *maps; /* sorted by start, non-overlapping */
 	size_t nr_maps;
 	size_t cap;
 	/*
@@ -46,11 +46,17 @@ struct lk_mm {
 	size_t last;
 };
 
-/*
+/**
+ * lk_access_ok - the kernel's access_ok(): does a range lie in user space
+ * @addr: the first user address
+ * @len: bytes (0 allowed)
+ *
  * The kernel's access_ok(addr, len) on x86-64 (arch/x86/include/asm/uaccess_64.h,
  * for a length not known at compile time): addr + len must not wrap and must
  * be at most USER_PTR_MAX.  An empty range is checked too: its address must
  * be at most USER_PTR_MAX.
+ *
+ * Return: true when the range neither wraps nor ends above LK_USER_PTR_MAX.
  */
 static inline bool lk_access_ok(uintptr_t addr, size_t len)
 {

@@ -20,6 +20,12 @@
 
 static int lk_live_clock = LK_LIVE_CLOCK_WALL;
 
+/**
+ * lk_live_set_clock - choose the clock the live loops read
+ * @which: LK_LIVE_CLOCK_WALL or LK_LIVE_CLOCK_THREAD_CPU
+ *
+ * Return: the previous clock, or -EINVAL.
+ */
 int lk_live_set_clock(int which)
 {
 	int old = lk_live_clock;
@@ -30,11 +36,21 @@ int lk_live_set_clock(int which)
 	return old;
 }
 
+/**
+ * lk_live_get_clock - the clock the live loops read
+ *
+ * Return: LK_LIVE_CLOCK_WALL or LK_LIVE_CLOCK_THREAD_CPU.
+ */
 int lk_live_get_clock(void)
 {
 	return lk_live_clock;
 }
 
+/**
+ * lk_live_now - read the live loops' clock
+ *
+ * Return: nanoseconds on the chosen clock.
+ */
 uint64_t lk_live_now(void)
 {
 	struct timespec ts;
@@ -46,8 +62,8 @@ uint64_t lk_live_now(void)
 }
 
 /* One system call of kind `call` (LK_CALL_*) over `nsegs` segments. */
-static inline __attribute__((always_inline)) ssize_t
-lk_sys_call(int call, int rwf, int fd, const struct iovec *iov, int nsegs, int64_t off)
+LK_ALWAYS_INLINE ssize_t lk_sys_call(int call, int rwf, int fd, const struct iovec *iov, int nsegs,
+				     int64_t off)
 {
 	switch (call) {
 	case LK_CALL_READ:
@@ -67,9 +83,8 @@ lk_sys_call(int call, int rwf, int fd, const struct iovec *iov, int nsegs, int64
  * site (the per-variant loops below), so the switch in lk_sys_call folds
  * away and each loop body is one system call.
  */
-static inline __attribute__((always_inline)) double
-lk_sys_time(int call, int rwf, int variant, int fd, void *buf, size_t len, int64_t off,
-	    uint64_t iters)
+LK_ALWAYS_INLINE double lk_sys_time(int call, int rwf, int variant, int fd, void *buf, size_t len,
+				    int64_t off, uint64_t iters)
 {
 	struct iovec iov[LK_RV_MAX_SEGS] = { { 0 } };
 	uint64_t k;
@@ -90,11 +105,10 @@ lk_sys_time(int call, int rwf, int variant, int fd, void *buf, size_t len, int64
 typedef double lk_sys_loop_fn(int fd, void *buf, size_t len, int64_t off, uint64_t iters);
 
 /* One loop per variant, specialised on its call and flags. */
-#define LK_SYS_LOOP(ID, name, label, call, ring, layout, rwf)                                 \
-	static double lk_sys_loop_##ID(int fd, void *buf, size_t len, int64_t off,            \
-				       uint64_t iters)                                        \
-	{                                                                                     \
-		return lk_sys_time(call, rwf, LK_RV_##ID, fd, buf, len, off, iters);          \
+#define LK_SYS_LOOP(ID, name, label, call, ring, layout, rwf)                                      \
+	static double lk_sys_loop_##ID(int fd, void *buf, size_t len, int64_t off, uint64_t iters) \
+	{                                                                                          \
+		return lk_sys_time(call, rwf, LK_RV_##ID, fd, buf, len, off, iters);               \
 	}
 LK_READ_VARIANTS(LK_SYS_LOOP)
 #undef LK_SYS_LOOP
@@ -105,6 +119,18 @@ static lk_sys_loop_fn *const lk_sys_loops[LK_RV_COUNT] = {
 #undef LK_SYS_LOOP_PTR
 };
 
+/**
+ * lk_time_syscall - time a read variant's system call on a descriptor
+ * @variant: a read variant with a system call (LK_RV_*)
+ * @fd: the descriptor
+ * @buf: the buffer (at least @len bytes)
+ * @len: bytes per call
+ * @off: file offset, or -1 for the file position
+ * @iters: calls in the batch
+ *
+ * Return: nanoseconds per call (clock: lk_live_set_clock()), or -EINVAL, -ETIMEDOUT or
+ * the call's -errno.
+ */
 double lk_time_syscall(int variant, int fd, void *buf, size_t len, int64_t off, uint64_t iters)
 {
 	const struct lk_read_variant *v = lk_read_variant(variant);
@@ -114,6 +140,16 @@ double lk_time_syscall(int variant, int fd, void *buf, size_t len, int64_t off, 
 	return lk_sys_loops[variant](fd, buf, len, off, iters);
 }
 
+/**
+ * lk_sys_read_once - one untimed call of a read variant, for correctness checks
+ * @variant: a read variant with a system call (LK_RV_*)
+ * @fd: the descriptor
+ * @buf: the buffer (at least @len bytes)
+ * @len: bytes asked for
+ * @off: file offset, or -1 for the file position
+ *
+ * Return: the bytes transferred, or -errno.
+ */
 int64_t lk_sys_read_once(int variant, int fd, void *buf, size_t len, int64_t off)
 {
 	const struct lk_read_variant *v = lk_read_variant(variant);

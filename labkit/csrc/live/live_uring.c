@@ -92,16 +92,17 @@ struct lk_probe_hdr {
 	struct lk_probe_op ops[64];
 };
 
-#define LK_SETUP_ALLOWED (LK_SETUP_CLAMP | LK_SETUP_SUBMIT_ALL | LK_SETUP_COOP_TASKRUN | \
-			  LK_SETUP_SINGLE_ISSUER | LK_SETUP_DEFER_TASKRUN)
+#define LK_SETUP_ALLOWED                                                                           \
+	(LK_SETUP_CLAMP | LK_SETUP_SUBMIT_ALL | LK_SETUP_COOP_TASKRUN | LK_SETUP_SINGLE_ISSUER |   \
+	 LK_SETUP_DEFER_TASKRUN)
 #define LK_MAX_ENTRIES 32768u
 #define LK_MAX_SCRATCH ((size_t)1 << 30)
 #define LK_MAX_REGBUF ((size_t)1 << 31) /* the kernel's own limit (1 GiB) is checked by it */
 
 struct lk_ring {
 	int fd;
-	int enter_fd;            /* fd, or the registered ring index */
-	unsigned enter_flags;    /* IORING_ENTER_REGISTERED_RING when registered */
+	int enter_fd;	      /* fd, or the registered ring index */
+	unsigned enter_flags; /* IORING_ENTER_REGISTERED_RING when registered */
 	struct io_uring_params p;
 	int ext_arg;
 	int64_t timeout_ns;
@@ -115,9 +116,9 @@ struct lk_ring {
 	unsigned *cq_head, *cq_tail, *cq_mask;
 	struct io_uring_cqe *cqes;
 
-	unsigned sq_tail_local;  /* next SQ tail we publish */
-	unsigned unsubmitted;    /* published, not yet consumed by io_uring_enter */
-	uint64_t inflight;       /* consumed by the kernel, completion not yet reaped */
+	unsigned sq_tail_local; /* next SQ tail we publish */
+	unsigned unsubmitted;	/* published, not yet consumed by io_uring_enter */
+	uint64_t inflight;	/* consumed by the kernel, completion not yet reaped */
 
 	char *scratch;
 	size_t scratch_len;
@@ -346,6 +347,12 @@ static inline int lk_account_submit(struct lk_ring *r, int ret, unsigned n)
 	return (unsigned)ret == n ? 0 : -EAGAIN;
 }
 
+/**
+ * lk_uring_probe - whether io_uring can be set up here, and which reads it supports
+ * @out: receives the probe
+ *
+ * Return: 0 (the outcome is in @out), or -EINVAL for no @out.
+ */
 int lk_uring_probe(struct lk_uring_probe *out)
 {
 	struct io_uring_params p;
@@ -380,6 +387,16 @@ int lk_uring_probe(struct lk_uring_probe *out)
 	return 0;
 }
 
+/**
+ * lk_ring_open - set up an io_uring instance with a scratch buffer
+ * @entries: submission queue entries
+ * @flags: IORING_SETUP_* flags labkit accepts (LK_SETUP_*)
+ * @scratch_len: bytes of the buffer READ and READV read into
+ * @timeout_ns: the bound of every wait
+ * @err: receives 0 or the negative errno of a failure (may be NULL)
+ *
+ * Return: the ring, or NULL (the reason in *@err).
+ */
 struct lk_ring *lk_ring_open(unsigned entries, unsigned flags, size_t scratch_len,
 			     int64_t timeout_ns, int *err)
 {
@@ -422,8 +439,8 @@ struct lk_ring *lk_ring_open(unsigned entries, unsigned flags, size_t scratch_le
 		cq_len = sq_len;
 	}
 	r->sq_map_len = sq_len;
-	r->sq_map = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-			 r->fd, IORING_OFF_SQ_RING);
+	r->sq_map = mmap(NULL, sq_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+			 IORING_OFF_SQ_RING);
 	if (r->sq_map == MAP_FAILED) {
 		*err = -errno;
 		goto fail;
@@ -440,8 +457,8 @@ struct lk_ring *lk_ring_open(unsigned entries, unsigned flags, size_t scratch_le
 		}
 	}
 	r->sqes_len = r->p.sq_entries * sizeof(struct io_uring_sqe);
-	r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
-		       r->fd, IORING_OFF_SQES);
+	r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd,
+		       IORING_OFF_SQES);
 	if (r->sqes == MAP_FAILED) {
 		*err = -errno;
 		goto fail;
@@ -473,6 +490,10 @@ fail:
 	return NULL;
 }
 
+/**
+ * lk_ring_close - tear down a ring made by lk_ring_open()
+ * @r: the ring (NULL is allowed)
+ */
 void lk_ring_close(struct lk_ring *r)
 {
 	uint64_t pending;
@@ -512,6 +533,13 @@ void lk_ring_close(struct lk_ring *r)
 	free(r);
 }
 
+/**
+ * lk_ring_get_info - what a ring was set up with, and its state
+ * @r: the ring
+ * @out: receives the information
+ *
+ * Return: 0, or -EBADF for no ring, -EINVAL for no @out.
+ */
 int lk_ring_get_info(const struct lk_ring *r, struct lk_ring_info *out)
 {
 	if (r == NULL)
@@ -533,6 +561,13 @@ int lk_ring_get_info(const struct lk_ring *r, struct lk_ring_info *out)
 	return 0;
 }
 
+/**
+ * lk_ring_set_timeout - change the bound of a ring's waits
+ * @r: the ring
+ * @timeout_ns: nanoseconds (> 0)
+ *
+ * Return: 0, -EBADF or -EINVAL.
+ */
 int lk_ring_set_timeout(struct lk_ring *r, int64_t timeout_ns)
 {
 	if (r == NULL)
@@ -543,6 +578,14 @@ int lk_ring_set_timeout(struct lk_ring *r, int64_t timeout_ns)
 	return 0;
 }
 
+/**
+ * lk_ring_register_buffer - map and register a buffer for READ_FIXED (up to 1 GiB)
+ * @r: the ring
+ * @len: bytes
+ * @hugepages: nonzero: back it with huge pages
+ *
+ * Return: 0 or a negative errno.
+ */
 int lk_ring_register_buffer(struct lk_ring *r, size_t len, int hugepages)
 {
 	struct iovec iov;
@@ -577,6 +620,14 @@ int lk_ring_register_buffer(struct lk_ring *r, size_t len, int hugepages)
 	return 0;
 }
 
+/**
+ * lk_ring_register_files - register files (IORING_REGISTER_FILES)
+ * @r: the ring
+ * @fds: the descriptors (-1: a sparse slot)
+ * @n: how many
+ *
+ * Return: 0 or a negative errno.
+ */
 int lk_ring_register_files(struct lk_ring *r, const int *fds, unsigned n)
 {
 	if (r == NULL)
@@ -591,6 +642,13 @@ int lk_ring_register_files(struct lk_ring *r, const int *fds, unsigned n)
 	return 0;
 }
 
+/**
+ * lk_ring_register_ring_fd - register the ring's own descriptor
+ * (IORING_REGISTER_RING_FDS)
+ * @r: the ring
+ *
+ * Return: 0 or a negative errno.
+ */
 int lk_ring_register_ring_fd(struct lk_ring *r)
 {
 	struct lk_rsrc_update up = { .offset = (uint32_t)-1, .data = 0 };
@@ -626,6 +684,14 @@ static int lk_area(const struct lk_ring *r, int which, char **base, size_t *len)
 	return 0;
 }
 
+/**
+ * lk_ring_fill - fill a ring's buffer with one byte value
+ * @r: the ring
+ * @which: 0: the scratch buffer, 1: the registered buffer
+ * @byte: the value
+ *
+ * Return: 0, or -EBADF or -EINVAL.
+ */
 int lk_ring_fill(struct lk_ring *r, int which, int byte)
 {
 	char *base;
@@ -638,6 +704,16 @@ int lk_ring_fill(struct lk_ring *r, int which, int byte)
 	return 0;
 }
 
+/**
+ * lk_ring_copy_out - copy bytes out of a ring's buffer
+ * @r: the ring
+ * @which: 0: the scratch buffer, 1: the registered buffer
+ * @off: offset in it
+ * @dst: where the bytes go
+ * @n: how many
+ *
+ * Return: 0, or -EBADF or -EINVAL for a range outside the buffer.
+ */
 int lk_ring_copy_out(const struct lk_ring *r, int which, size_t off, void *dst, size_t n)
 {
 	char *base;
@@ -668,6 +744,13 @@ static int lk_batch_start(struct lk_ring *r, const struct lk_uop *op, struct io_
 	return 0;
 }
 
+/**
+ * lk_ring_do - one request at queue depth 1
+ * @r: the ring
+ * @op: the request
+ *
+ * Return: the completion's result, or -errno (-ETIME when the wait timed out).
+ */
 int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op)
 {
 	struct io_uring_sqe tmpl;
@@ -692,9 +775,9 @@ int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op)
 }
 
 /* One QD1 round trip: push, submit (and wait, with ext_arg), reap; 0 or -errno. */
-static inline __attribute__((always_inline)) int
-lk_qd1_once(struct lk_ring *r, const struct io_uring_sqe *tmpl, uint32_t len, unsigned min_complete,
-	    unsigned flags, const struct lk_getevents_arg *argp)
+LK_ALWAYS_INLINE int lk_qd1_once(struct lk_ring *r, const struct io_uring_sqe *tmpl, uint32_t len,
+				 unsigned min_complete, unsigned flags,
+				 const struct lk_getevents_arg *argp)
 {
 	int ret, err = 0;
 
@@ -714,6 +797,14 @@ lk_qd1_once(struct lk_ring *r, const struct io_uring_sqe *tmpl, uint32_t len, un
 	return err;
 }
 
+/**
+ * lk_time_uring_qd1 - time round trips at queue depth 1
+ * @r: the ring
+ * @op: the request
+ * @iters: round trips in the batch (submit one, wait, reap)
+ *
+ * Return: nanoseconds per round trip (clock: lk_live_set_clock()), or -errno.
+ */
 double lk_time_uring_qd1(struct lk_ring *r, const struct lk_uop *op, uint64_t iters)
 {
 	struct io_uring_sqe tmpl;
@@ -752,6 +843,18 @@ static uint64_t lk_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/**
+ * lk_time_uring_peak - the batched peak loop, in the spirit of fio's t/io_uring
+ * @r: the ring
+ * @op: the request every slot repeats
+ * @depth: requests kept in flight
+ * @submit_batch: requests submitted per enter
+ * @complete_batch: completions waited for per enter
+ * @ios: requests in all
+ * @out: receives the rates
+ *
+ * Return: 0 (rates in @out), or -errno.
+ */
 int lk_time_uring_peak(struct lk_ring *r, const struct lk_uop *op, unsigned depth,
 		       unsigned submit_batch, unsigned complete_batch, uint64_t ios,
 		       struct lk_peak *out)
@@ -857,18 +960,41 @@ struct lk_ring *lk_ring_open(unsigned entries, unsigned flags, size_t scratch_le
 	return NULL;
 }
 
-void lk_ring_close(struct lk_ring *r) { }
-int lk_ring_get_info(const struct lk_ring *r, struct lk_ring_info *out) { return -ENOSYS; }
-int lk_ring_set_timeout(struct lk_ring *r, int64_t timeout_ns) { return -ENOSYS; }
-int lk_ring_register_buffer(struct lk_ring *r, size_t len, int hugepages) { return -ENOSYS; }
-int lk_ring_register_files(struct lk_ring *r, const int *fds, unsigned n) { return -ENOSYS; }
-int lk_ring_register_ring_fd(struct lk_ring *r) { return -ENOSYS; }
-int lk_ring_fill(struct lk_ring *r, int which, int byte) { return -ENOSYS; }
+void lk_ring_close(struct lk_ring *r)
+{
+}
+int lk_ring_get_info(const struct lk_ring *r, struct lk_ring_info *out)
+{
+	return -ENOSYS;
+}
+int lk_ring_set_timeout(struct lk_ring *r, int64_t timeout_ns)
+{
+	return -ENOSYS;
+}
+int lk_ring_register_buffer(struct lk_ring *r, size_t len, int hugepages)
+{
+	return -ENOSYS;
+}
+int lk_ring_register_files(struct lk_ring *r, const int *fds, unsigned n)
+{
+	return -ENOSYS;
+}
+int lk_ring_register_ring_fd(struct lk_ring *r)
+{
+	return -ENOSYS;
+}
+int lk_ring_fill(struct lk_ring *r, int which, int byte)
+{
+	return -ENOSYS;
+}
 int lk_ring_copy_out(const struct lk_ring *r, int which, size_t off, void *dst, size_t n)
 {
 	return -ENOSYS;
 }
-int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op) { return -ENOSYS; }
+int64_t lk_ring_do(struct lk_ring *r, const struct lk_uop *op)
+{
+	return -ENOSYS;
+}
 double lk_time_uring_qd1(struct lk_ring *r, const struct lk_uop *op, uint64_t iters)
 {
 	return -ENOSYS;

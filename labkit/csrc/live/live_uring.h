@@ -38,43 +38,44 @@
 #define LK_SETUP_DEFER_TASKRUN (1U << 13)
 
 struct lk_uop {
-	int op;          /* a read variant, LK_RV_*, whose `ring` is not LK_RING_NONE */
-	int fd;          /* file descriptor, or registered-file index if fixed_file */
-	int fixed_file;  /* nonzero: IOSQE_FIXED_FILE */
-	uint32_t len;    /* bytes to read (> 0) */
+	int op;		  /* a read variant, LK_RV_*, whose `ring` is not LK_RING_NONE */
+	int fd;		  /* file descriptor, or registered-file index if fixed_file */
+	int fixed_file;	  /* nonzero: IOSQE_FIXED_FILE */
+	uint32_t len;	  /* bytes to read (> 0) */
 	uint64_t buf_off; /* offset in the scratch buffer (READ/READV) or registered buffer */
-	int64_t off;     /* file offset; -1 = the file's current position */
+	int64_t off;	  /* file offset; -1 = the file's current position */
 };
 
 struct lk_ring_info {
 	unsigned sq_entries;
 	unsigned cq_entries;
-	unsigned features;  /* IORING_FEAT_* */
-	unsigned flags;     /* setup flags */
-	int ext_arg;        /* waits bounded in the kernel (IORING_FEAT_EXT_ARG) */
+	unsigned features;   /* IORING_FEAT_* */
+	unsigned flags;	     /* setup flags */
+	int ext_arg;	     /* waits bounded in the kernel (IORING_FEAT_EXT_ARG) */
 	int registered_ring; /* ring fd registered (IORING_REGISTER_RING_FDS) */
 	size_t scratch_len;
-	size_t reg_len;     /* registered buffer length, 0 if none */
+	size_t reg_len; /* registered buffer length, 0 if none */
 	int reg_hugepages;
-	unsigned nr_files;  /* registered files */
-	uint64_t inflight;  /* requests submitted and not yet reaped */
+	unsigned nr_files; /* registered files */
+	uint64_t inflight; /* requests submitted and not yet reaped */
 };
 
 struct lk_peak {
-	double ns_per_io;      /* wall time per completed IO */
-	double cpu_ns_per_io;  /* process CPU time (all threads, io-wq included) per IO */
-	double ios_per_enter;  /* completed IOs per io_uring_enter call */
+	double ns_per_io;     /* wall time per completed IO */
+	double cpu_ns_per_io; /* process CPU time (all threads, io-wq included) per IO */
+	double ios_per_enter; /* completed IOs per io_uring_enter call */
 	uint64_t ios;
 	uint64_t enters;
-	uint64_t waits;        /* extra enter calls made only to wait */
+	uint64_t waits; /* extra enter calls made only to wait */
 };
 
 struct lk_uring_probe {
-	int setup_errno;    /* 0 if io_uring_setup worked, else its errno */
+	int setup_errno; /* 0 if io_uring_setup worked, else its errno */
 	unsigned features;
 	int ext_arg;
-	int op_read, op_readv, op_read_fixed; /* opcode supported (IORING_REGISTER_PROBE); -1 unknown */
-	int have_header;    /* built with <linux/io_uring.h> */
+	int op_read, op_readv,
+		op_read_fixed; /* opcode supported (IORING_REGISTER_PROBE); -1 unknown */
+	int have_header;       /* built with <linux/io_uring.h> */
 };
 
 struct lk_ring;

@@ -6,12 +6,18 @@
 #include <errno.h>
 
 static const struct lk_read_variant lk_rv_table[LK_RV_COUNT] = {
-#define LK_RV_ROW(ID, name, label, call, ring, layout, rwf) \
+#define LK_RV_ROW(ID, name, label, call, ring, layout, rwf)                                        \
 	{ LK_RV_##ID, name, label, call, ring, layout, rwf },
 	LK_READ_VARIANTS(LK_RV_ROW)
 #undef LK_RV_ROW
 };
 
+/**
+ * lk_read_variant - one row of the read-variant table
+ * @id: a variant id (LK_RV_*)
+ *
+ * Return: the row, or NULL when there is no such variant.
+ */
 const struct lk_read_variant *lk_read_variant(int id)
 {
 	if (id < 0 || id >= LK_RV_COUNT)
@@ -19,6 +25,14 @@ const struct lk_read_variant *lk_read_variant(int id)
 	return &lk_rv_table[id];
 }
 
+/**
+ * lk_rv_segments - the segments a read of a variant passes
+ * @id: a variant id (LK_RV_*)
+ * @len: bytes of the read
+ * @seg: receives up to LK_RV_MAX_SEGS segments
+ *
+ * Return: their number, or -EINVAL as described above.
+ */
 int lk_rv_segments(int id, size_t len, struct lk_rv_seg seg[LK_RV_MAX_SEGS])
 {
 	const struct lk_read_variant *v = lk_read_variant(id);

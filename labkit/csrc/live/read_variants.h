@@ -78,7 +78,7 @@ enum lk_rv_id {
 #define LK_RV_ENUM(ID, name, label, call, ring, layout, rwf) LK_RV_##ID,
 	LK_READ_VARIANTS(LK_RV_ENUM)
 #undef LK_RV_ENUM
-	LK_RV_COUNT
+		LK_RV_COUNT
 };
 
 /* One row of the table, as the Python side reads it. */
@@ -86,9 +86,9 @@ struct lk_read_variant {
 	int id;
 	const char *name;
 	const char *label;
-	int call;	/* LK_CALL_* */
-	int ring;	/* LK_RING_* */
-	int layout;	/* LK_IOV_* */
+	int call;   /* LK_CALL_* */
+	int ring;   /* LK_RING_* */
+	int layout; /* LK_IOV_* */
 	int rwf;
 };
 

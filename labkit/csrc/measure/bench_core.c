@@ -13,6 +13,12 @@
 #include "bench_core.h"
 #include "lk_timed_loop.h"
 
+/**
+ * lk_time_empty - time the timing loop with nothing in it
+ * @iters: iterations in the batch
+ *
+ * Return: nanoseconds per iteration, or -EINVAL or -ETIMEDOUT.
+ */
 double lk_time_empty(uint64_t iters)
 {
 	uint64_t k;
@@ -24,6 +30,12 @@ double lk_time_empty(uint64_t iters)
 	return ns;
 }
 
+/**
+ * lk_time_clock - time the clock every timing kernel reads
+ * @iters: iterations in the batch
+ *
+ * Return: nanoseconds per iteration (two clock reads), or -EINVAL or -ETIMEDOUT.
+ */
 double lk_time_clock(uint64_t iters)
 {
 	uint64_t k, sink = 0;
@@ -36,6 +48,15 @@ double lk_time_clock(uint64_t iters)
 	return ns;
 }
 
+/**
+ * lk_time_memcpy - time memcpy(), the baseline of every copy
+ * @dst: destination (@n bytes)
+ * @src: source (@n bytes)
+ * @n: bytes per copy
+ * @iters: copies in the batch
+ *
+ * Return: nanoseconds per copy, or -EINVAL or -ETIMEDOUT.
+ */
 double lk_time_memcpy(void *dst, const void *src, size_t n, uint64_t iters)
 {
 	uint64_t k;
@@ -57,8 +78,7 @@ double lk_time_memcpy(void *dst, const void *src, size_t n, uint64_t iters)
  * folds away.  Returns what keeps the work alive (bytes copied, or the count
  * left).
  */
-static inline __attribute__((always_inline)) size_t
-iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n)
+LK_ALWAYS_INLINE size_t iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n)
 {
 	struct lk_iov_iter it = *proto;
 
@@ -73,8 +93,8 @@ iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n)
 	}
 }
 
-static inline __attribute__((always_inline)) double
-time_iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n, uint64_t iters)
+LK_ALWAYS_INLINE double time_iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n,
+				     uint64_t iters)
 {
 	uint64_t k;
 	size_t sum = 0;
@@ -87,23 +107,56 @@ time_iter_op(int op, const struct lk_iov_iter *proto, void *buf, size_t n, uint6
 	return ns;
 }
 
+/**
+ * lk_time_copy_to_iter - time copy_to_iter() from a fresh copy of an iterator
+ * @proto: the iterator each operation starts from
+ * @src: @n bytes to copy
+ * @n: bytes per copy
+ * @iters: copies in the batch
+ *
+ * Return: nanoseconds per copy, or -EINVAL or -ETIMEDOUT.
+ */
 double lk_time_copy_to_iter(const struct lk_iov_iter *proto, const void *src, size_t n,
 			    uint64_t iters)
 {
 	return time_iter_op(LK_OP_COPY_TO, proto, (void *)src, n, iters);
 }
 
-double lk_time_copy_from_iter(const struct lk_iov_iter *proto, void *dst, size_t n,
-			      uint64_t iters)
+/**
+ * lk_time_copy_from_iter - time copy_from_iter() from a fresh copy of an iterator
+ * @proto: the iterator each operation starts from
+ * @dst: room for @n bytes
+ * @n: bytes per copy
+ * @iters: copies in the batch
+ *
+ * Return: nanoseconds per copy, or -EINVAL or -ETIMEDOUT.
+ */
+double lk_time_copy_from_iter(const struct lk_iov_iter *proto, void *dst, size_t n, uint64_t iters)
 {
 	return time_iter_op(LK_OP_COPY_FROM, proto, dst, n, iters);
 }
 
+/**
+ * lk_time_advance - time iov_iter_advance() from a fresh copy of an iterator
+ * @proto: the iterator each operation starts from
+ * @n: bytes per advance
+ * @iters: advances in the batch
+ *
+ * Return: nanoseconds per advance, or -EINVAL or -ETIMEDOUT.
+ */
 double lk_time_advance(const struct lk_iov_iter *proto, size_t n, uint64_t iters)
 {
 	return time_iter_op(LK_OP_ADVANCE, proto, NULL, n, iters);
 }
 
+/**
+ * lk_bench_fill_bvec - fill a bio_vec table for the advance benchmarks
+ * @tab: the table
+ * @nr: entries to fill
+ * @page: the page every entry names
+ * @len: bv_len of every entry
+ * @offset: bv_offset of every entry
+ */
 void lk_bench_fill_bvec(struct lk_bvec *tab, size_t nr, uintptr_t page, unsigned int len,
 			unsigned int offset)
 {

@@ -32,8 +32,7 @@ double lk_time_memcpy(void *dst, const void *src, size_t n, uint64_t iters);
  */
 double lk_time_copy_to_iter(const struct lk_iov_iter *proto, const void *src, size_t n,
 			    uint64_t iters);
-double lk_time_copy_from_iter(const struct lk_iov_iter *proto, void *dst, size_t n,
-			      uint64_t iters);
+double lk_time_copy_from_iter(const struct lk_iov_iter *proto, void *dst, size_t n, uint64_t iters);
 double lk_time_advance(const struct lk_iov_iter *proto, size_t n, uint64_t iters);
 
 /* Fill nr bvecs with (page, len, offset): a table for advance benchmarks. */

@@ -23,7 +23,8 @@
 		uint64_t lk_deadline_ = lk_budget_deadline();                                      \
 		uint64_t lk_t0_ = now();                                                           \
 		for ((k) = 0; (k) < (iters);) {                                                    \
-			for (uint64_t lk_end_ = lk_chunk_end((k), (iters)); (k) < lk_end_; (k)++) { \
+			for (uint64_t lk_end_ = lk_chunk_end((k), (iters)); (k) < lk_end_;         \
+			     (k)++) {                                                              \
 				__VA_ARGS__                                                        \
 			}                                                                          \
 			if (lk_over_budget(lk_deadline_, (k), (iters)))                            \

@@ -21,8 +21,6 @@
 #include "lk_timed_loop.h"
 #include "ubuf_model.h"
 
-#define LK_ALWAYS_INLINE static inline __attribute__((always_inline))
-
 /* Check the arguments; *vectored says whether the variant imports an iovec array. */
 static int check_args(const struct lk_ubuf_args *a, bool uring, bool *vectored)
 {
@@ -124,7 +122,7 @@ LK_ALWAYS_INLINE ssize_t do_op(const struct lk_ubuf_args *a, struct lk_iov_iter 
 		case LK_ITER_DISCARD:
 		case LK_ITER_XARRAY:
 		case LK_ITER_FOLIOQ:
-			break;	/* imports build only UBUF and IOVEC */
+			break; /* imports build only UBUF and IOVEC */
 		}
 		w->seg_steps += lk_iter_seg_index(it) - before;
 		if (done > 0)
@@ -170,7 +168,7 @@ LK_ALWAYS_INLINE struct lk_async_rw *save_async(struct lk_iov_iter *it, struct l
 	if (!as)
 		return NULL;
 	memcpy(&as->iter, it, sizeof(*it));
-	as->free_iovec = *iovp;		/* an allocated array moves with the request */
+	as->free_iovec = *iovp; /* an allocated array moves with the request */
 	*iovp = NULL;
 	as->bytes_done = 0;
 	if (w) {
@@ -198,7 +196,7 @@ LK_ALWAYS_INLINE ssize_t uring_one(const struct lk_ubuf_args *a, bool vectored, 
 	struct lk_iov_iter it, *cur = &it;
 	struct lk_async_rw *as = NULL;
 	bool deferred = a->defer_every && n % a->defer_every == a->defer_every - 1;
-	bool is_read = false;		/* the request is (now) a READ: addr/len describe it */
+	bool is_read = false; /* the request is (now) a READ: addr/len describe it */
 	uintptr_t addr = a->buf;
 	size_t len = a->len;
 	ssize_t ret;
@@ -218,7 +216,7 @@ LK_ALWAYS_INLINE ssize_t uring_one(const struct lk_ubuf_args *a, bool vectored, 
 			addr = it.iov->iov_base;
 			len = it.iov->iov_len;
 			lk_iter_ubuf(&it, LK_ITER_DEST, addr, len);
-			it.mm = a->mm;		/* checked by the import */
+			it.mm = a->mm; /* checked by the import */
 			is_read = true;
 			if (w)
 				w->rewritten++;
@@ -296,8 +294,7 @@ LK_ALWAYS_INLINE double time_model(const struct lk_ubuf_args *a, bool uring, uin
 	if (r < 0)
 		return (double)r;
 	LK_TIMED_LOOP(ns, lk_clock_ns, iters, k, r = model_one(a, uring, vectored, k, NULL);
-		      if (r < 0) return (double)r;
-		      sum += (size_t)r;);
+		      if (r < 0) return (double)r; sum += (size_t)r;);
 	LK_KEEP(sum);
 	return ns;
 }
@@ -327,31 +324,71 @@ LK_ALWAYS_INLINE int count_model(const struct lk_ubuf_args *a, bool uring, uint6
 	return 0;
 }
 
+/**
+ * lk_time_ubuf_syscall - time the modelled read/readv calls of R2
+ * @a: the modelled call (variant, era, operation, buffers)
+ * @iters: calls in the batch
+ *
+ * Return: nanoseconds per call, or -errno (-EFAULT, -EINVAL, -ENOMEM, -ETIMEDOUT).
+ */
 double lk_time_ubuf_syscall(const struct lk_ubuf_args *a, uint64_t iters)
 {
 	return time_model(a, false, iters);
 }
 
+/**
+ * lk_ubuf_syscall_work - count the work of modelled read/readv calls (untimed)
+ * @a: the modelled call
+ * @calls: how many calls
+ * @w: receives the work, summed over the calls
+ *
+ * Return: 0 or -errno.
+ */
 int lk_ubuf_syscall_work(const struct lk_ubuf_args *a, uint64_t calls, struct lk_ubuf_work *w)
 {
 	return count_model(a, false, calls, w);
 }
 
+/**
+ * lk_time_ubuf_uring - time the modelled io_uring requests of R3
+ * @a: the modelled request (variant, rewrite, deferral)
+ * @iters: requests in the batch
+ *
+ * Return: nanoseconds per request, or -errno (-EFAULT, -EINVAL, -ENOMEM, -ETIMEDOUT).
+ */
 double lk_time_ubuf_uring(const struct lk_ubuf_args *a, uint64_t iters)
 {
 	return time_model(a, true, iters);
 }
 
+/**
+ * lk_ubuf_uring_work - count the work of modelled io_uring requests (untimed)
+ * @a: the modelled request
+ * @calls: how many requests
+ * @w: receives the work, summed over the requests
+ *
+ * Return: 0 or -errno.
+ */
 int lk_ubuf_uring_work(const struct lk_ubuf_args *a, uint64_t calls, struct lk_ubuf_work *w)
 {
 	return count_model(a, true, calls, w);
 }
 
+/**
+ * lk_ubuf_async_size - the size of the modelled io_uring async state
+ *
+ * Return: sizeof(struct lk_async_rw).
+ */
 size_t lk_ubuf_async_size(void)
 {
 	return sizeof(struct lk_async_rw);
 }
 
+/**
+ * lk_ubuf_iter_size - the size of the modelled iterator
+ *
+ * Return: sizeof(struct lk_iov_iter).
+ */
 size_t lk_ubuf_iter_size(void)
 {
 	return sizeof(struct lk_iov_iter);

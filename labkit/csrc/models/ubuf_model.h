@@ -30,43 +30,43 @@
 #include "read_variants.h"
 
 /* What the call then does with the iterator. */
-#define LK_UBUF_OP_ADVANCE 0	/* iov_iter_advance over the whole count: mechanics only */
-#define LK_UBUF_OP_COPY 1	/* copy_to_iter from a kernel buffer */
-#define LK_UBUF_OP_ZERO 2	/* iov_iter_zero a page at a time, as /dev/zero's read_iter */
+#define LK_UBUF_OP_ADVANCE 0 /* iov_iter_advance over the whole count: mechanics only */
+#define LK_UBUF_OP_COPY 1    /* copy_to_iter from a kernel buffer */
+#define LK_UBUF_OP_ZERO 2    /* iov_iter_zero a page at a time, as /dev/zero's read_iter */
 
 #define LK_UBUF_MAX_SEGS LK_UIO_MAXIOV
 
 struct lk_ubuf_args {
 	const struct lk_mm *mm;
-	int variant;			/* LK_RV_*: what the call imports (see above) */
-	int era;			/* 63 or 64: the import_iovec era (iovec layouts) */
-	int op;				/* LK_UBUF_OP_* */
-	int rewrite;			/* io_uring: R3's READV -> READ rewrite (on READV) */
-	uintptr_t buf;			/* read / READ: the user buffer */
+	int variant;   /* LK_RV_*: what the call imports (see above) */
+	int era;       /* 63 or 64: the import_iovec era (iovec layouts) */
+	int op;	       /* LK_UBUF_OP_* */
+	int rewrite;   /* io_uring: R3's READV -> READ rewrite (on READV) */
+	uintptr_t buf; /* read / READ: the user buffer */
 	size_t len;
-	uintptr_t uvec;			/* iovec layouts: user address of the iovec array */
+	uintptr_t uvec; /* iovec layouts: user address of the iovec array */
 	unsigned long nr_segs;
-	const void *src;		/* OP_COPY: kernel source buffer ... */
-	size_t src_len;			/* ... and its length (copies at most this) */
-	uint64_t defer_every;		/* io_uring: every k-th request is deferred (0: none) */
-	int defer_alloc_ubuf;		/* io_uring: a deferred UBUF request also allocates
+	const void *src;      /* OP_COPY: kernel source buffer ... */
+	size_t src_len;	      /* ... and its length (copies at most this) */
+	uint64_t defer_every; /* io_uring: every k-th request is deferred (0: none) */
+	int defer_alloc_ubuf; /* io_uring: a deferred UBUF request also allocates
 					   and copies the iterator (6.3's -EAGAIN path) */
 };
 
 /* Work done, summed over calls; every field is counted from what the calls did. */
 struct lk_ubuf_work {
 	uint64_t calls;
-	uint64_t ubuf_iters;		/* calls whose data moved through an ITER_UBUF */
-	uint64_t iovec_iters;		/* ... through an ITER_IOVEC */
-	uint64_t seg_steps;		/* segment-table entries stepped over while moving data */
-	uint64_t uvec_bytes_read;	/* bytes of the user's iovec array read (copy_from_user) */
-	uint64_t iovec_table_bytes;	/* bytes of iovec copied into tables the iterator walks */
-	uint64_t iter_bytes_copied;	/* bytes of iterator state saved for a deferred request */
-	uint64_t imports;		/* import_* calls (a deferred READ imports again) */
+	uint64_t ubuf_iters;	    /* calls whose data moved through an ITER_UBUF */
+	uint64_t iovec_iters;	    /* ... through an ITER_IOVEC */
+	uint64_t seg_steps;	    /* segment-table entries stepped over while moving data */
+	uint64_t uvec_bytes_read;   /* bytes of the user's iovec array read (copy_from_user) */
+	uint64_t iovec_table_bytes; /* bytes of iovec copied into tables the iterator walks */
+	uint64_t iter_bytes_copied; /* bytes of iterator state saved for a deferred request */
+	uint64_t imports;	    /* import_* calls (a deferred READ imports again) */
 	uint64_t allocs;
 	uint64_t frees;
 	uint64_t deferred;
-	uint64_t rewritten;		/* READV requests turned into READ (R3) */
+	uint64_t rewritten; /* READV requests turned into READ (R3) */
 	uint64_t bytes_moved;
 };
 

@@ -1,0 +1,407 @@
+"""Build the kernel-source oracle: the real ``lib/iov_iter.c`` of each era, in user space.
+
+For each era (:data:`ERAS`) and optimisation level (:data:`OPT_LEVELS`) this
+compiles the tree's own ``lib/iov_iter.c`` with the tree's own kbuild for
+``ARCH=um`` (``make ARCH=um defconfig``, then ``make ARCH=um lib/iov_iter.o``),
+compiles labkit's kernel-side shim (``glue/lko_shim.c``) in the same tree, and
+links both with labkit's user-side runtime (``glue/lko_runtime.c``) into
+
+- ``liblko.so``: a shared library the differential tests load (cffi, ABI mode);
+- ``lko-drive``: a program the instruction counts run under callgrind.
+
+Trees come from Debian's ``linux-source-6.1`` and ``linux-source-6.12``
+packages (``/usr/src/linux-source-*.tar.xz``, extracted in part: the build
+needs ``scripts/``, ``include/``, ``arch/um``, ``arch/x86``, ``lib/``,
+``kernel/``, ``init/`` and every Kconfig file), or from a tree the user names
+(``--src`` / ``LABKIT_KERNEL_SRC``).  The era ``6.1+ubuf`` is 6.1 with the
+seed mail's patch series applied from the mail itself, plus the GPL-2.0
+patches in the repository's ``kernel/gpl/`` folder (``import_ubuf()`` from 6.2,
+and the merged form's check of its return value).
+
+Everything built is cached in the user's cache directory (platformdirs), keyed
+by the tree, the patches, the glue and the compiler: a second build is a
+cache hit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+GLUE = Path(__file__).resolve().parent / "glue"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+GPL_DIR = REPO_ROOT / "kernel" / "gpl"
+SEED_MAIL = REPO_ROOT / "data" / "seeds" / "2023-iov_iter-ubuf-import-thread.txt"
+
+#: The one command that installs what the oracle needs (Debian/Ubuntu).
+INSTALL_HINT = (
+    "apt-get install -y linux-source-6.1 linux-source-6.12 gcc make bc flex bison "
+    "libelf-dev xz-utils patch valgrind"
+)
+
+#: Optimisation levels: the UML defconfig's own (CONFIG_CC_OPTIMIZE_FOR_SIZE: -Os), and
+#: a distribution kernel's (CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE: -O2, given as KCFLAGS,
+#: which kbuild appends after the config's -Os, so the last -O wins).
+OPT_LEVELS: dict[str, str] = {"defconfig": "", "O2": "-O2"}
+
+#: Directories and files of a tree the build reads (the rest is not extracted).
+_EXTRACT = (
+    "Makefile",
+    "Kbuild",
+    "Kconfig",
+    "scripts",
+    "include",
+    "arch/um",
+    "arch/x86",
+    "lib",
+    "kernel",
+    "init",
+    "tools/include",
+)
+
+
+class KernelSourceError(RuntimeError):
+    """A kernel tree, a tool or a build step is missing or failed; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Era:
+    """One kernel era: a tree (Debian package version) and the patches applied to it."""
+
+    name: str
+    tree: str
+    seed_patch: bool = False
+    gpl_patches: tuple[str, ...] = ()
+    defines: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def package(self) -> str:
+        return f"linux-source-{self.tree}"
+
+
+ERAS: dict[str, Era] = {
+    "6.1": Era("6.1", "6.1"),
+    "6.1+ubuf": Era(
+        "6.1+ubuf",
+        "6.1",
+        seed_patch=True,
+        gpl_patches=(
+            "0001-iov_iter-backport-import_ubuf-from-6.2.patch",
+            "@seed",
+            "0002-iov_iter-check-import_ubuf-return-in-single-segment-import.patch",
+        ),
+        defines=("LKO_HAVE_IMPORT_UBUF",),
+    ),
+    "6.12": Era("6.12", "6.12"),
+}
+
+
+@dataclass
+class Built:
+    """Where one era's build is, and how it was made."""
+
+    era: str
+    directory: Path
+    record: dict
+
+    def library(self, opt: str = "defconfig") -> Path:
+        return self.directory / f"liblko-{opt}.so"
+
+    def driver(self, opt: str = "defconfig") -> Path:
+        return self.directory / f"lko-drive-{opt}"
+
+    def kernel_object(self, opt: str = "defconfig") -> Path:
+        return self.directory / f"iov_iter-{opt}.o"
+
+
+def cache_dir() -> Path:
+    """The oracle's cache: ``$LABKIT_KERNEL_CACHE`` or the user cache dir's ``kernel/``."""
+    env = os.environ.get("LABKIT_KERNEL_CACHE")
+    return Path(env) if env else Path(platformdirs.user_cache_dir("labkit")) / "kernel"
+
+
+def _need_tools() -> None:
+    missing = [
+        t for t in ("gcc", "make", "bc", "flex", "bison", "patch", "tar") if not shutil.which(t)
+    ]
+    if missing:
+        raise KernelSourceError(
+            f"the kernel-source oracle needs {', '.join(missing)}: install with\n  {INSTALL_HINT}"
+        )
+
+
+def source_archive(tree: str, root: str | os.PathLike = "/usr/src") -> Path:
+    """Debian's ``/usr/src/linux-source-<tree>.tar.xz``, or a clear error naming the package."""
+    path = Path(root) / f"linux-source-{tree}.tar.xz"
+    if not path.exists():
+        raise KernelSourceError(
+            f"kernel source {path} is missing (Debian package linux-source-{tree}): install with\n"
+            f"  {INSTALL_HINT}\nor name a tree with --src / LABKIT_KERNEL_SRC"
+        )
+    return path
+
+
+def _hash(*parts: bytes | str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode() if isinstance(p, str) else p)
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _seed_patch_text() -> str:
+    """The seed mail's diffs (both patches, three hunks), cut from the mail as it stands."""
+    out, on = [], False
+    for line in SEED_MAIL.read_text().splitlines(keepends=True):
+        if line.startswith("diff --git"):
+            on = True
+        elif on and re.match(r"^-- ?$", line.rstrip("\n")):
+            on = False
+        if on:
+            out.append(line)
+    return "".join(out)
+
+
+def _patch_texts(era: Era) -> list[tuple[str, str]]:
+    texts = []
+    for name in era.gpl_patches:
+        if name == "@seed":
+            texts.append(("seed mail " + SEED_MAIL.name, _seed_patch_text()))
+        else:
+            path = GPL_DIR / name
+            if not path.exists():
+                raise KernelSourceError(
+                    f"{path} is missing: the era {era.name} needs the GPL patches of the "
+                    "repository's kernel/gpl/ folder (build from a clone of labkit)"
+                )
+            texts.append((name, path.read_text()))
+    return texts
+
+
+def _glue_hash() -> str:
+    return _hash(*(p.read_bytes() for p in sorted(GLUE.glob("*.[ch]"))))
+
+
+def _run(cmd: list[str], cwd: Path | None = None, what: str = "", env: dict | None = None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        raise KernelSourceError(f"{what or cmd[0]} failed ({' '.join(cmd)}):\n{tail}")
+    return proc.stdout
+
+
+def extract_tree(archive: Path, dest: Path) -> Path:
+    """Extract the parts of a Debian kernel source archive the build needs; return the tree."""
+    done = dest / ".labkit-extracted"
+    top = archive.name.removesuffix(".tar.xz")
+    if done.exists():
+        return dest / top
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    members = [f"{top}/{p}" for p in _EXTRACT]
+    _run(
+        ["tar", "-xJf", str(archive), "-C", str(tmp), "--wildcards", "--no-wildcards-match-slash",
+         *members, "--wildcards-match-slash", f"{top}/*Kconfig*"],
+        what=f"extracting {archive.name}",
+    )  # fmt: skip
+    (tmp / ".labkit-extracted").touch()
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+    return dest / top
+
+
+def _era_tree(era: Era, base: Path, work: Path) -> Path:
+    """A tree for the era: the base tree itself, or a copy (hard links) with its patches."""
+    texts = _patch_texts(era)
+    if not texts:
+        return base
+    tree = work / "src"
+    shutil.rmtree(tree, ignore_errors=True)
+    _run(["cp", "-al", str(base), str(tree)], what="copying the tree")
+    for rel in ("lib/iov_iter.c", "include/linux/uio.h"):  # the files the patches touch
+        target = tree / rel
+        data = target.read_bytes()
+        target.unlink()
+        target.write_bytes(data)
+    for name, text in texts:
+        proc = subprocess.run(
+            ["patch", "-p1", "-F3", "--no-backup-if-mismatch"],
+            cwd=tree, input=text, capture_output=True, text=True,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            raise KernelSourceError(f"patch {name} does not apply to {era.tree}:\n{proc.stdout}")
+        (work / "patch.log").open("a").write(f"== {name}\n{proc.stdout}")
+    return tree
+
+
+def _kbuild(tree: Path, out: Path, era: Era, opt_flags: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy(GLUE / "lko_shim.c", tree / "lib" / "lko_shim.c")
+    make = ["make", "-s", "ARCH=um", f"O={out}", f"-j{min(os.cpu_count() or 1, 4)}"]
+    if not (out / ".config").exists():
+        _run([*make, "defconfig"], cwd=tree, what="make ARCH=um defconfig")
+    kcflags = " ".join([opt_flags, *(f"-D{d}" for d in era.defines)]).strip()
+    _run(
+        [*make, f"KCFLAGS={kcflags}", "lib/iov_iter.o", "lib/lko_shim.o"],
+        cwd=tree,
+        what=f"make ARCH=um lib/iov_iter.o ({era.name}, {opt_flags or 'defconfig'})",
+    )
+
+
+def _link(objdir: Path, dest: Path, opt: str) -> None:
+    kobj = dest / f"iov_iter-{opt}.o"
+    shim = dest / f"lko_shim-{opt}.o"
+    shutil.copy(objdir / "lib" / "iov_iter.o", kobj)
+    shutil.copy(objdir / "lib" / "lko_shim.o", shim)
+    rt_pic = dest / "lko_runtime-pic.o"
+    rt = dest / "lko_runtime.o"
+    if not rt_pic.exists():
+        _run(["gcc", "-O2", "-fPIC", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt_pic)])
+        _run(["gcc", "-O2", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt)])
+    # the kernel objects are -mcmodel=large -fno-PIE: text relocations are expected
+    _run(
+        ["gcc", "-shared", "-o", str(dest / f"liblko-{opt}.so"), str(kobj), str(shim), str(rt_pic),
+         "-Wl,-Bsymbolic", "-Wl,-z,notext", "-Wl,-z,defs"],
+        what="linking the oracle library",
+    )  # fmt: skip
+    _run(
+        ["gcc", "-O2", "-no-pie", "-I", str(GLUE), "-o", str(dest / f"lko-drive-{opt}"),
+         str(GLUE / "lko_drive.c"), str(kobj), str(shim), str(rt)],
+        what="linking the callgrind driver",
+    )  # fmt: skip
+
+
+def _tree_identity(archive: Path | None, src: Path | None) -> str:
+    if src is not None:
+        version = _run(["make", "-s", "kernelversion"], cwd=src).strip()
+        return f"src:{src.resolve()}:{version}"
+    assert archive is not None
+    st = archive.stat()
+    return f"deb:{archive.name}:{st.st_size}:{int(st.st_mtime)}"
+
+
+def _gcc_version() -> str:
+    return _run(["gcc", "-dumpfullversion"]).strip()
+
+
+def build(
+    era: str,
+    *,
+    src: str | os.PathLike | None = None,
+    force: bool = False,
+    log: bool = False,
+) -> Built:
+    """Build one era (both optimisation levels), or return the cached build.
+
+    Args:
+        era: a key of :data:`ERAS` ("6.1", "6.1+ubuf", "6.12").
+        src: a kernel tree to use instead of Debian's package (any version;
+            ``LABKIT_KERNEL_SRC`` also names one).  The era's patches are
+            applied to a copy of it.
+        force: rebuild even if the cache holds this build.
+        log: print each step and its time.
+
+    Raises:
+        KernelSourceError: a package, a tool or a build step is missing or
+            failed (the message says what to install).
+        KeyError: an unknown era.
+    """
+    e = ERAS[era]
+    t0 = time.monotonic()
+    src = src if src is not None else os.environ.get("LABKIT_KERNEL_SRC") or None
+    src_path = Path(src) if src else None
+    if src_path is not None and not (src_path / "lib" / "iov_iter.c").exists():
+        raise KernelSourceError(f"{src_path} is not a kernel tree (no lib/iov_iter.c)")
+    _need_tools()
+    archive = None if src_path else source_archive(e.tree)
+    key = _hash(
+        _tree_identity(archive, src_path),
+        *(t for _, t in _patch_texts(e)),
+        _glue_hash(),
+        (GLUE / "lko_drive.c").read_bytes(),
+        _gcc_version(),
+        json.dumps(OPT_LEVELS, sort_keys=True),
+    )
+    root = cache_dir()
+    dest = root / "builds" / f"{e.name}-{key}"
+    record_path = dest / "build.json"
+    if record_path.exists() and not force:
+        return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
+    dest.mkdir(parents=True, exist_ok=True)
+    if src_path is None:
+        assert archive is not None
+        base = extract_tree(archive, root / "trees" / f"{archive.name.removesuffix('.tar.xz')}")
+    else:
+        base = src_path
+    t_extract = time.monotonic() - t0
+    tree = _era_tree(e, base, dest)
+    steps = {"extract_s": round(t_extract, 1)}
+    for opt, flags in OPT_LEVELS.items():
+        t1 = time.monotonic()
+        objdir = dest / "obj"
+        _kbuild(tree, objdir, e, flags)
+        _link(objdir, dest, opt)
+        steps[f"build_{opt}_s"] = round(time.monotonic() - t1, 1)
+        if log:
+            print(f"  {e.name} {opt}: {steps[f'build_{opt}_s']} s")
+    shutil.rmtree(dest / "obj", ignore_errors=True)
+    if tree != base:
+        shutil.rmtree(tree, ignore_errors=True)
+    record = {
+        "era": e.name,
+        "tree": _tree_identity(archive, src_path),
+        "kernelversion": _kernelversion(dest),
+        "patches": [n for n, _ in _patch_texts(e)],
+        "gcc": _gcc_version(),
+        "opt_levels": {k: (v or "-Os (UML defconfig)") for k, v in OPT_LEVELS.items()},
+        "key": key,
+        "seconds": round(time.monotonic() - t0, 1),
+        **steps,
+    }
+    record_path.write_text(json.dumps(record, indent=1))
+    return Built(e.name, dest, record | {"cached": False})
+
+
+def _kernelversion(dest: Path) -> str:
+    import ctypes
+
+    lib = ctypes.CDLL(str(dest / "liblko-defconfig.so"))
+    lib.lko_version.restype = ctypes.c_int64
+    code = int(lib.lko_version())
+    return f"{code >> 16}.{(code >> 8) & 0xFF}.{code & 0xFF}"
+
+
+def build_all(*, src: str | None = None, force: bool = False, log: bool = False) -> list[Built]:
+    """Build every era (6.1, 6.1+ubuf, 6.12); cached builds are returned as they are."""
+    out = []
+    for name in ERAS:
+        t = time.monotonic()
+        b = build(name, src=src, force=force, log=log)
+        if log:
+            state = "cached" if b.record.get("cached") else "built"
+            print(f"{name}: {state} in {time.monotonic() - t:.1f} s -> {b.directory}")
+        out.append(b)
+    return out
+
+
+def is_available() -> str | None:
+    """None if every era can be built here, else the reason (with the install command)."""
+    try:
+        _need_tools()
+        for e in ERAS.values():
+            if not os.environ.get("LABKIT_KERNEL_SRC"):
+                source_archive(e.tree)
+            _patch_texts(e)
+    except KernelSourceError as exc:
+        return str(exc)
+    return None

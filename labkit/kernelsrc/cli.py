@@ -1,0 +1,59 @@
+"""``labkit kernel``: build the kernel-source oracle, run its differential sequences, count."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``labkit kernel``."""
+    from labkit.kernelsrc.build import ERAS
+
+    sub = parser.add_subparsers(dest="kernel_command", required=True, metavar="ACTION")
+    b = sub.add_parser("build", help="build the eras' lib/iov_iter.c (cached)")
+    b.add_argument(
+        "--era", choices=sorted(ERAS), action="append", help="only this era (repeatable)"
+    )
+    b.add_argument("--src", help="a kernel tree to build instead of Debian's linux-source package")
+    b.add_argument("--force", action="store_true", help="rebuild even if cached")
+    d = sub.add_parser("diff", help="differential sequences: labkit's model against the real code")
+    d.add_argument("--sequences", type=int, default=2000, help="sequences per era pair")
+    d.add_argument("--seed", type=int, default=1)
+    sub.add_parser("counts", help="instructions of the real code per call (callgrind)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``labkit kernel ACTION``."""
+    from labkit.kernelsrc.build import KernelSourceError, build
+
+    try:
+        if args.kernel_command == "build":
+            eras = args.era or ["6.1", "6.1+ubuf", "6.12"]
+            t0 = time.monotonic()
+            for era in eras:
+                t = time.monotonic()
+                built = build(era, src=args.src, force=args.force, log=True)
+                state = "cached" if built.record.get("cached") else "built"
+                print(f"{era}: {state} in {time.monotonic() - t:.1f} s -> {built.directory}")
+            print(f"total {time.monotonic() - t0:.1f} s")
+            return 0
+        if args.kernel_command == "diff":
+            from labkit.kernelsrc.diff import PAIRS, run_pair
+
+            bad = 0
+            for pair in PAIRS:
+                res = run_pair(pair, args.sequences, seed=args.seed)
+                print(res.summary())
+                bad += len(res.differences)
+            return 1 if bad else 0
+        if args.kernel_command == "counts":
+            from labkit.kernelsrc.counts import measure_counts
+
+            print(measure_counts().to_string(index=False))
+            return 0
+    except KernelSourceError as exc:
+        print(f"labkit kernel {args.kernel_command}: {exc}", file=sys.stderr)
+        return 2
+    return 2

@@ -1,0 +1,230 @@
+"""Instructions of the real kernel code per call, per era and optimisation level (callgrind).
+
+Each count runs an era's ``lko-drive`` (see ``glue/lko_drive.c``) under
+``valgrind --tool=callgrind --collect-atstart=no`` with ``--toggle-collect`` on
+the shim's entry points that do the counted work (``lko_import_iovec``,
+``lko_zero``, ``lko_copy_to``, ``lko_advance``): collection is on only inside
+those calls.  Of what is collected, only the *self* cost of the functions the
+kernel object ``lib/iov_iter.o`` defines is kept (their names, from ``nm``):
+labkit's shim and runtime (the user-copy stand-ins ``raw_copy_to_user``,
+``raw_copy_from_user``, ``__clear_user``, the kmalloc family) and libc
+(``memcpy``, ``memset``, ``malloc``) are excluded.  So the 4 KiB clear of
+``iov_iter_zero`` (a ``rep stosb`` in an x86 kernel, here the stand-in's
+``memset``) and the 16-byte copy of the iovec are not counted; everything
+``lib/iov_iter.c`` itself executes, with the header code inlined into it, is.
+
+Each pattern runs ``N1`` and ``N2`` times and the count per call is
+``(Ir(N2) - Ir(N1)) / (N2 - N1)``, so start-up effects cancel.  Clock-free:
+the same build gives the same counts on any machine.
+
+Calls:
+
+- ``readv(1)``: ``import_iovec`` of one 4 KiB segment, then ``iov_iter_zero``
+  of 4 KiB (what ``readv`` of ``/dev/zero`` does with its iterator);
+- ``readv(4K+empty)``, ``readv(4K+empty+empty)``: the same with one and two
+  empty segments after it (always IOVEC: the proxy of notebook 04);
+- ``copy_to_iter 4K``: ``copy_to_iter`` of 4 KiB into an iterator imported from one
+  4 KiB segment (the import not counted);
+- ``advance/page``: ``iov_iter_advance`` over a 1 GiB BVEC of 4 KiB pages
+  (a registered buffer, R1), instructions per skipped page: the slope
+  between skipping 1,024 and 262,143 pages.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from labkit.kernelsrc.build import ERAS, OPT_LEVELS, KernelSourceError, build
+
+EXPERIMENT = "kernel-callgrind"
+COLUMNS = ["era", "kernelversion", "opt", "call", "instructions", "unit", "n1", "n2"]
+
+#: (call label, driver arguments after ITERS, toggled entry points)
+CALLS: list[tuple[str, list[str], list[str]]] = [
+    ("readv(1)", ["readv", "1"], ["lko_import_iovec", "lko_zero"]),
+    ("readv(4K+empty)", ["readv", "2"], ["lko_import_iovec", "lko_zero"]),
+    ("readv(4K+empty+empty)", ["readv", "3"], ["lko_import_iovec", "lko_zero"]),
+    ("copy_to_iter 4K", ["copy"], ["lko_copy_to"]),
+]
+ADVANCE_PAGES = (1024, 262143)
+
+
+def _kernel_functions(obj: Path) -> set[str]:
+    out = subprocess.run(["nm", "--defined-only", str(obj)], capture_output=True, text=True)
+    names = set()
+    for line in out.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "tTwW":
+            names.add(parts[2])
+    return names
+
+
+_LINE = re.compile(r"^\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S+)")
+
+
+def _kernel_ir(out_file: Path, kernel_fns: set[str]) -> int:
+    """Self instructions of the kernel object's functions in one callgrind output."""
+    return sum(_by_function(out_file, kernel_fns).values())
+
+
+def _by_function(out_file: Path, kernel_fns: set[str] | None) -> dict[str, int]:
+    """Self instructions per function (only ``kernel_fns`` unless None) in one output."""
+    proc = subprocess.run(
+        ["callgrind_annotate", "--auto=no", "--inclusive=no", "--threshold=100", str(out_file)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    out: dict[str, int] = {}
+    for line in proc.stdout.splitlines():
+        m = _LINE.match(line)
+        if not m or "PROGRAM TOTALS" in line:
+            continue
+        fn = m.group(2).rsplit(":", 1)[-1]
+        if kernel_fns is None or fn in kernel_fns:
+            out[fn] = out.get(fn, 0) + int(m.group(1).replace(",", ""))
+    return out
+
+
+def _callgrind(
+    driver: Path, args: list[str], toggles: list[str], kernel_fns: set[str], *, split: bool = False
+) -> Any:
+    with tempfile.TemporaryDirectory(prefix="labkit-kcg-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        cmd = [
+            "valgrind",
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            "--collect-atstart=no",
+            *(f"--toggle-collect={t}" for t in toggles),
+            str(driver),
+            *args,
+        ]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise KernelSourceError(f"callgrind failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+        return _by_function(out, kernel_fns) if split else _kernel_ir(out, kernel_fns)
+
+
+def _per_call(
+    driver: Path, call_args: list[str], toggles: list[str], fns: set[str], n1: int, n2: int
+) -> float:
+    a = _callgrind(driver, [call_args[0], str(n1), *call_args[1:]], toggles, fns)
+    b = _callgrind(driver, [call_args[0], str(n2), *call_args[1:]], toggles, fns)
+    return (b - a) / (n2 - n1)
+
+
+def measure_counts(
+    eras: list[str] | None = None, opts: list[str] | None = None, *, n1: int = 100, n2: int = 300
+) -> pd.DataFrame:
+    """Count the real code's instructions per call (see the module's docstring).
+
+    Returns one row per era, optimisation level and call (:data:`COLUMNS`).
+
+    Raises:
+        KernelSourceError: valgrind or the oracle's build is missing.
+    """
+    if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
+        raise KernelSourceError(
+            "valgrind is not installed (Debian/Ubuntu: apt-get install valgrind)"
+        )
+    rows = []
+    for era in eras or list(ERAS):
+        built = build(era)
+        for opt in opts or list(OPT_LEVELS):
+            driver = built.driver(opt)
+            fns = _kernel_functions(built.kernel_object(opt))
+            base = {"era": era, "kernelversion": built.record["kernelversion"], "opt": opt}
+            for label, call_args, toggles in CALLS:
+                ir = _per_call(driver, call_args, toggles, fns, n1, n2)
+                rows.append(
+                    base
+                    | {"call": label, "instructions": ir, "unit": "per call", "n1": n1, "n2": n2}
+                )
+            p1, p2 = ADVANCE_PAGES
+            a = _callgrind(driver, ["advance", "4", str(p1)], ["lko_advance"], fns)
+            b = _callgrind(driver, ["advance", "4", str(p2)], ["lko_advance"], fns)
+            rows.append(
+                base
+                | {
+                    "call": "advance/page",
+                    "instructions": (b - a) / 4 / (p2 - p1),
+                    "unit": "per skipped page",
+                    "n1": p1,
+                    "n2": p2,
+                }
+            )
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def breakdown(
+    era: str, call: str = "readv(1)", opt: str = "defconfig", *, n1: int = 100, n2: int = 300
+) -> pd.Series:
+    """Instructions per call of each kernel function (self cost, inlined code included)."""
+    label, call_args, toggles = next(c for c in CALLS if c[0] == call)
+    built = build(era)
+    driver, fns = built.driver(opt), _kernel_functions(built.kernel_object(opt))
+    a = _callgrind(driver, [call_args[0], str(n1), *call_args[1:]], toggles, fns, split=True)
+    b = _callgrind(driver, [call_args[0], str(n2), *call_args[1:]], toggles, fns, split=True)
+    per = {fn: (b.get(fn, 0) - a.get(fn, 0)) / (n2 - n1) for fn in set(a) | set(b)}
+    return pd.Series({k: v for k, v in per.items() if v}, name=f"{era} {opt} {label}").sort_values(
+        ascending=False
+    )
+
+
+FUNCTIONS_EXPERIMENT = "kernel-callgrind-functions"
+FUNCTION_COLUMNS = ["era", "opt", "call", "function", "instructions"]
+
+
+def measure_breakdowns(
+    eras: list[str] | None = None,
+    opts: list[str] | None = None,
+    calls: tuple[str, ...] = ("readv(1)", "readv(4K+empty)", "readv(4K+empty+empty)"),
+) -> pd.DataFrame:
+    """:func:`breakdown` of each era, level and call, as a tidy table (FUNCTION_COLUMNS)."""
+    rows = []
+    for era in eras or list(ERAS):
+        for opt in opts or list(OPT_LEVELS):
+            for call in calls:
+                for fn, ir in breakdown(era, call, opt).items():
+                    rows.append(
+                        {"era": era, "opt": opt, "call": call, "function": fn, "instructions": ir}
+                    )
+    return pd.DataFrame(rows, columns=FUNCTION_COLUMNS)
+
+
+def save_counts(
+    df: pd.DataFrame, data_dir: str | Path | None = None, *, experiment: str = EXPERIMENT
+) -> Path:
+    """Save counts (or breakdowns) as a result file with its environment record."""
+    from labkit.measure.results import save
+
+    return save(experiment, df, data_dir=data_dir)
+
+
+def kernel_counts(data_dir: str | Path | None = None, *, functions: bool = False) -> pd.DataFrame:
+    """The committed counts (``data/results/kernel-callgrind``), the newest run only.
+
+    ``functions=True``: the per-function breakdowns (``kernel-callgrind-functions``).
+    """
+    from labkit.measure.results import load
+
+    exp, cols = (FUNCTIONS_EXPERIMENT, FUNCTION_COLUMNS) if functions else (EXPERIMENT, COLUMNS)
+    df = load(exp, data_dir, required=cols)
+    if df.empty:
+        return df
+    newest = df["saved_run"].max()
+    return df[df["saved_run"] == newest][cols].reset_index(drop=True)
+
+
+def saving(df: pd.DataFrame, before: str, after: str, call: str = "readv(1)") -> pd.Series:
+    """Instructions saved per call from era ``before`` to ``after``, per optimisation level."""
+    sel = df[df["call"] == call].set_index(["opt", "era"])["instructions"]
+    return sel.xs(before, level="era") - sel.xs(after, level="era")

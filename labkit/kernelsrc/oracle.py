@@ -1,0 +1,207 @@
+"""The real kernel code, loaded: one era's ``liblko`` (its own ``lib/iov_iter.c``) behind Python.
+
+:class:`KernelOracle` loads one era's library (built by :mod:`labkit.kernelsrc.build`)
+with cffi in ABI mode and points its user-copy stand-ins at a
+:class:`labkit.UserMemory`'s table (the same ``lk_mm_accessible()`` the model
+copies through), so the real code faults exactly where the model does.
+:class:`KernelIter` is one ``struct iov_iter`` of that code, driven through the
+kernel's own functions (``import_iovec``, ``iov_iter_advance``, ...).
+
+Errors come back as the kernel returns them (a negative errno); nothing is
+translated, because the point is to compare them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cffi
+
+from labkit._ffi import ffi as _core_ffi
+from labkit._ffi import lib as _core_lib
+from labkit.core.memory import PROT_READ, PROT_RW, UserMemory
+from labkit.kernelsrc.build import Built, build
+
+_CDEF = """
+struct lko_seg { uint64_t base; uint64_t len; };
+struct lko_bseg { uint64_t page_addr; uint32_t len; uint32_t offset; };
+struct lko_state {
+    int64_t valid, type, data_source;
+    uint64_t count, iov_offset, nr_segs;
+    int64_t seg, heap;
+    uint64_t ubuf;
+};
+typedef uint64_t (*lkr_access_fn)(const void *, uint64_t, uint64_t, unsigned int, uint64_t *);
+void *lko_new(void);
+void lko_free(void *h);
+int64_t lko_import_iovec(void *h, int dir, const struct lko_seg *uvec, uint64_t nr_segs);
+int64_t lko_import_single_range(void *h, int dir, uint64_t addr, uint64_t len);
+int64_t lko_import_ubuf(void *h, int dir, uint64_t addr, uint64_t len);
+int64_t lko_kvec(void *h, int dir, const struct lko_seg *segs, uint64_t nr, uint64_t count);
+int64_t lko_bvec(void *h, int dir, const struct lko_bseg *segs, uint64_t nr, uint64_t count);
+void lko_advance(void *h, uint64_t n);
+void lko_revert(void *h, uint64_t n);
+uint64_t lko_zero(void *h, uint64_t n);
+uint64_t lko_copy_to(void *h, const void *src, uint64_t n);
+uint64_t lko_copy_from(void *h, void *dst, uint64_t n);
+void lko_state(void *h, struct lko_state *out);
+int64_t lko_version(void);
+int64_t lko_has(int what);
+void lkr_set_access(lkr_access_fn fn, const void *ctx, unsigned int need_read,
+                    unsigned int need_write);
+int64_t lkr_warnings(void);
+"""
+
+ffi = cffi.FFI()
+ffi.cdef(_CDEF)
+
+#: The oracle's type codes (lko.h's enum lko_type) as labkit's type names.
+TYPE_NAMES = {0: "UBUF", 1: "IOVEC", 2: "KVEC", 3: "BVEC", 4: "DISCARD", 9: "OTHER"}
+
+_ACCESS_FN = int(_core_ffi.cast("uintptr_t", _core_ffi.addressof(_core_lib, "lk_mm_accessible")))
+
+_loaded: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class KernelState:
+    """A real ``struct iov_iter``'s fields, as labkit's ``IovIter.state()`` names them."""
+
+    type: str
+    direction: str
+    count: int
+    iov_offset: int
+    nr_segs: int
+    seg: int
+    heap: bool
+
+    def as_dict(self) -> dict[str, int | str]:
+        return {
+            "type": self.type,
+            "direction": self.direction,
+            "count": self.count,
+            "iov_offset": self.iov_offset,
+            "nr_segs": self.nr_segs,
+            "seg": self.seg,
+        }
+
+
+class KernelOracle:
+    """One era's real ``lib/iov_iter.c``, loaded (one library per era and opt level)."""
+
+    def __init__(self, era: str, opt: str = "defconfig", built: Built | None = None) -> None:
+        self.era = era
+        self.opt = opt
+        self.built = built or build(era)
+        path = str(self.built.library(opt))
+        if path not in _loaded:
+            _loaded[path] = ffi.dlopen(path)
+        self.lib = _loaded[path]
+        code = int(self.lib.lko_version())
+        self.version = f"{code >> 16}.{(code >> 8) & 0xFF}.{code & 0xFF}"
+        self.has_import_single_range = bool(self.lib.lko_has(1))
+        self.has_import_ubuf = bool(self.lib.lko_has(2))
+        self._mem: UserMemory | None = None
+
+    def use_memory(self, mem: UserMemory | None) -> None:
+        """Fault where ``mem`` says (its table); None: every address is accessible."""
+        self._mem = mem
+        if mem is None:
+            self.lib.lkr_set_access(ffi.NULL, ffi.NULL, 0, 0)
+            return
+        ctx = int(_core_ffi.cast("uintptr_t", mem.c_mm))
+        self.lib.lkr_set_access(
+            ffi.cast("lkr_access_fn", _ACCESS_FN), ffi.cast("void *", ctx), PROT_READ, PROT_RW
+        )
+
+    @property
+    def warnings(self) -> int:
+        """How many WARNs the real code has raised in this process."""
+        return int(self.lib.lkr_warnings())
+
+    def iterator(self) -> KernelIter:
+        """A fresh, not yet initialised ``struct iov_iter``."""
+        return KernelIter(self)
+
+
+def _u64(value: int) -> int:
+    return value % 2**64
+
+
+class KernelIter:
+    """One ``struct iov_iter`` of the real code; every method calls the kernel's function."""
+
+    def __init__(self, oracle: KernelOracle) -> None:
+        self.oracle = oracle
+        self._lib = oracle.lib
+        self._h = ffi.gc(self._lib.lko_new(), self._lib.lko_free)
+        self._keep: list[Any] = []
+
+    def import_iovec(self, direction: int, pairs: Sequence[tuple[int, int]]) -> int:
+        """``import_iovec()`` of the user's array; the total or a negative errno."""
+        segs = ffi.new("struct lko_seg[]", max(len(pairs), 1))
+        for k, (addr, length) in enumerate(pairs):
+            segs[k].base = _u64(addr)
+            segs[k].len = _u64(length)
+        return int(self._lib.lko_import_iovec(self._h, int(direction), segs, len(pairs)))
+
+    def import_ubuf(self, direction: int, addr: int, length: int) -> int:
+        """``import_ubuf()`` (6.2+, and 6.1+ubuf); 0 or a negative errno (-ENOSYS: absent)."""
+        return int(self._lib.lko_import_ubuf(self._h, int(direction), _u64(addr), _u64(length)))
+
+    def import_single_range(self, direction: int, addr: int, length: int) -> int:
+        """``import_single_range()`` (until 6.7); 0 or a negative errno (-ENOSYS: absent)."""
+        return int(
+            self._lib.lko_import_single_range(self._h, int(direction), _u64(addr), _u64(length))
+        )
+
+    def kvec(self, direction: int, pairs: Sequence[tuple[int, int]], count: int) -> int:
+        """``iov_iter_kvec()`` over (address, length) pairs of host memory."""
+        segs = ffi.new("struct lko_seg[]", max(len(pairs), 1))
+        for k, (addr, length) in enumerate(pairs):
+            segs[k].base, segs[k].len = addr, length
+        return int(self._lib.lko_kvec(self._h, int(direction), segs, len(pairs), count))
+
+    def bvec(self, direction: int, entries: Sequence[tuple[int, int, int]], count: int) -> int:
+        """``iov_iter_bvec()`` over (page address, offset, length) of host memory."""
+        segs = ffi.new("struct lko_bseg[]", max(len(entries), 1))
+        for k, (page, offset, length) in enumerate(entries):
+            segs[k].page_addr, segs[k].offset, segs[k].len = page, offset, length
+        return int(self._lib.lko_bvec(self._h, int(direction), segs, len(entries), count))
+
+    def advance(self, n: int) -> None:
+        self._lib.lko_advance(self._h, _u64(n))
+
+    def revert(self, n: int) -> None:
+        """``iov_iter_revert()``: the caller must not revert past the start (a kernel BUG)."""
+        self._lib.lko_revert(self._h, _u64(n))
+
+    def zero(self, n: int) -> int:
+        return int(self._lib.lko_zero(self._h, _u64(n)))
+
+    def copy_to_iter(self, data: bytes) -> int:
+        src = ffi.from_buffer(data)
+        return int(self._lib.lko_copy_to(self._h, src, len(data)))
+
+    def copy_from_iter(self, n: int) -> bytes:
+        dst = ffi.new("char[]", max(n, 1))
+        done = int(self._lib.lko_copy_from(self._h, dst, n))
+        return ffi.buffer(dst, done)[:]
+
+    def state(self) -> KernelState | None:
+        """The iterator's fields, or None before a successful constructor or import."""
+        out = ffi.new("struct lko_state *")
+        self._lib.lko_state(self._h, out)
+        if not out.valid:
+            return None
+        return KernelState(
+            type=TYPE_NAMES.get(int(out.type), "OTHER"),
+            direction="SOURCE" if out.data_source else "DEST",
+            count=int(out.count),
+            iov_offset=int(out.iov_offset),
+            nr_segs=int(out.nr_segs),
+            seg=int(out.seg),
+            heap=bool(out.heap),
+        )

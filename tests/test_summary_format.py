@@ -1,0 +1,84 @@
+"""The summary as a reader sees it: text and HTML, read back from summary.csv, never "nan"."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from labkit.report import summary as report
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLISHED_RUN = ROOT / "data" / "reproduction" / "summary.csv"
+NAN = re.compile(r"\bnan\b", re.IGNORECASE)
+
+
+def _with_gaps(tmp_path: Path) -> pd.DataFrame:
+    """A summary written to CSV and read back: an empty unit, no explanation, no band, no
+    model figure, as ``pd.read_csv`` returns them (NaN)."""
+    row = {c: None for c in report.COLUMNS}
+    row.update(
+        result="R9",
+        quantity="a quantity without a unit",
+        model=0.7625,
+        estimate=0.7625,
+        ci_low=-9.4,
+        ci_high=7.0,
+        n_runs=3,
+        noise=1.22,
+        verdict="not measured",
+        method="bootstrap",
+        reason="no declared band",
+    )
+    path = tmp_path / "summary.csv"
+    pd.DataFrame([row], columns=report.COLUMNS).to_csv(path, index=False)
+    return pd.read_csv(path)
+
+
+@pytest.fixture(params=["published run", "gaps"])
+def table(request, tmp_path) -> pd.DataFrame:
+    if request.param == "gaps":
+        return _with_gaps(tmp_path)
+    if not PUBLISHED_RUN.is_file():
+        pytest.skip("no data/reproduction/summary.csv")
+    return pd.read_csv(PUBLISHED_RUN)
+
+
+def test_read_back_renders_without_nan(table):
+    assert table.isna().any().any()  # the CSV does have missing values to render
+    for text in (
+        report.format_summary(table),
+        report.summary_html(table),
+        report.summary_html(table, layout="notebook"),
+        repr(report.SummaryView(table)),
+        report.SummaryView(table)._repr_html_(),
+    ):
+        assert not NAN.search(text), NAN.search(text)
+
+
+def test_a_missing_unit_adds_nothing_and_missing_text_is_empty(tmp_path):
+    df = _with_gaps(tmp_path)
+    text = report.format_summary(df)
+    assert "0.7625 [-9.4, 7]" in text and "1.22 " in text
+    page = report.summary_html(df, layout="notebook")
+    assert "<td class='verdict-not-measured'" in page
+    assert "explained:" not in page  # no measured cause: no line for it
+
+
+def test_notebook_layout_keeps_every_figure_and_the_whole_reason(tmp_path):
+    if not PUBLISHED_RUN.is_file():
+        pytest.skip("no data/reproduction/summary.csv")
+    df = pd.read_csv(PUBLISHED_RUN)
+    page = report.summary_html(df, layout="notebook")
+    import html
+
+    for _, r in df.iterrows():
+        cells = report.row_cells(r)
+        for col in report.NOTEBOOK_COLUMNS:
+            assert html.escape(cells[col]) in page, (col, cells[col])
+        assert html.escape(cells["reason"]) in page
+    assert page.count("<tr>") == 1 + 2 * len(df)  # the head, then a figures row and a reason row
+    with pytest.raises(ValueError, match="layout"):
+        report.summary_html(df, layout="tall")
