@@ -143,7 +143,7 @@ def _bench(args: argparse.Namespace) -> int:
     from labkit.measure.envinfo import environment
 
     quick = config.quick_mode(args.quick)
-    cfg = corebench.core_copy_config(quick)
+    cfg = corebench.CoreCopy.for_mode(quick)
     reps = cfg.repeats if args.repeats is None else args.repeats
     runs = cfg.runs if args.runs is None else args.runs
     if reps < 1 or runs < 1:

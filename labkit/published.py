@@ -166,6 +166,7 @@ def figures() -> dict[str, float]:
 
 
 BAND_COLUMNS = (
+    "claim",
     "result",
     "quantity",
     "figure",
@@ -182,6 +183,7 @@ BAND_COLUMNS = (
 class Band:
     """A declared tolerance band around a published figure (or a claim's direction)."""
 
+    claim: str  #: the claim's id, e.g. "R2.saved_share" (:mod:`labkit.claims`)
     result: str
     quantity: str
     low: float
@@ -209,11 +211,12 @@ def bands_path() -> Path:
 
 
 def bands() -> pd.DataFrame:
-    """The declared tolerance bands, one row per (result, quantity), with ``published``.
+    """The declared tolerance bands, one row per claim (and per (result, quantity)), with
+    ``published``.
 
     Raises:
-        ValueError: for a missing column, a duplicate (result, quantity), a band
-            with low > high, or an unknown figure key.
+        ValueError: for a missing column, a duplicate claim id or (result, quantity),
+            a claim id not of its result, a band with low > high, or an unknown figure key.
     """
     df = pd.read_csv(bands_path(), **READ_CSV_EXACT)
     missing = [c for c in BAND_COLUMNS if c not in df.columns]
@@ -222,6 +225,12 @@ def bands() -> pd.DataFrame:
     df["figure"] = df["figure"].fillna("").astype(str)
     for c in ("band_low", "band_high", "null"):
         df[c] = df[c].astype(float)
+    dup = df.duplicated(["claim"])
+    if dup.any():
+        raise ValueError(f"{bands_path()}: duplicate claim ids {df.loc[dup, 'claim'].tolist()}")
+    stray = [c for c, r in zip(df["claim"], df["result"], strict=True) if c.split(".")[0] != r]
+    if stray:
+        raise ValueError(f"{bands_path()}: claim ids not of their result: {stray}")
     dup = df.duplicated(["result", "quantity"])
     if dup.any():
         raise ValueError(f"{bands_path()}: duplicate bands {df.loc[dup, 'quantity'].tolist()}")
@@ -266,12 +275,22 @@ def table_figure(result_id: str, quantity: str) -> float | None:
 def band(result_id: str, quantity: str) -> Band | None:
     """The declared band of one recorded quantity, or None if it has none."""
     df = bands()
-    sel = df[(df["result"] == result_id) & (df["quantity"] == quantity)]
+    return _band_of(df[(df["result"] == result_id) & (df["quantity"] == quantity)])
+
+
+def claim_band(claim_id: str) -> Band | None:
+    """The declared band of the claim ``claim_id`` (e.g. "R2.saved_share"), or None."""
+    df = bands()
+    return _band_of(df[df["claim"] == claim_id])
+
+
+def _band_of(sel: pd.DataFrame) -> Band | None:
     if sel.empty:
         return None
     r = sel.iloc[0]
     pub = float(r["published"])
     return Band(
+        claim=str(r["claim"]),
         result=str(r["result"]),
         quantity=str(r["quantity"]),
         low=float(r["band_low"]),
@@ -292,6 +311,7 @@ __all__ = [
     "Band",
     "band",
     "bands",
+    "claim_band",
     "bands_path",
     "figures",
     "SOURCE_COLUMNS",

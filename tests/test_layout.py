@@ -54,10 +54,12 @@ LAYERS: dict[str, int] = {
     # 5: what readers see
     "report": 5,
     "teach": 5,
-    # 6: the command line
-    "cli": 6,
-    # 7: harnesses of the suite and benchmarks/ (labkit.testing); nothing imports them
-    "testing": 7,
+    # 6: the claims: each headline quantity declared once, and the engine that judges it
+    "claims": 6,
+    # 7: the command line
+    "cli": 7,
+    # 8: harnesses of the suite and benchmarks/ (labkit.testing); nothing imports them
+    "testing": 8,
 }
 
 #: Imports between two groups of one layer, and why.

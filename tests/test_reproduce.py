@@ -106,7 +106,8 @@ def test_summary_table_gathers_the_notebooks_rows(first_run):
     assert rep.summary.iloc[1].published == "3%"
     text = (out / "summary.txt").read_text()
     assert "T1" in text and "reproduced" in text and "a test row" in text
-    assert (out / "summary.csv").read_text().startswith("result,quantity,published")
+    # keyed by claim id (empty for these test rows, which have no declared band)
+    assert (out / "summary.csv").read_text().startswith("claim,result,quantity,published")
 
 
 def test_second_run_skips_and_force_reruns(first_run, nbset, capsys):

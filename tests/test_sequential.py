@@ -115,14 +115,16 @@ def test_extra_limits_additions_to_a_share_of_the_first_runs():
         Source(4.5, 1.0), analyse, (4.5, 6.5), min_runs=2, max_runs=5, clock=Clock(1.0)
     )
     assert res.stopped == "run cap" and res.n_runs == 5
-    b = sequential.Budget(3, 5, 40.0)
-    assert b.kwargs()["extra"] == 0.5
+    b = sequential.Budget(min_runs=3, max_runs=5, budget_s=40.0)
+    assert b.kwargs()["extra"] == 0.5 and b.kwargs()["doubling"] is False
+    with pytest.raises(TypeError):
+        sequential.Budget(3, 5, 40.0)  # keyword arguments only: no positional numbers
     assert b.share(31, 2) == 9 and b.share(3, 0) == 3
 
 
 def test_doubling_adds_as_many_runs_as_there_are():
-    assert sequential.looks_for(3, 48, sequential.DOUBLE) == 5  # 3, 6, 12, 24, 48
-    assert sequential.looks_for(3, 40, sequential.DOUBLE) == 5  # 3, 6, 12, 24, 40
+    assert sequential.looks_for(3, 48, doubling=True) == 5  # 3, 6, 12, 24, 48
+    assert sequential.looks_for(3, 40, doubling=True) == 5  # 3, 6, 12, 24, 40
     asked = []
 
     def more(k):
@@ -139,8 +141,8 @@ def test_doubling_adds_as_many_runs_as_there_are():
         (0.0, 1.0),
         min_runs=3,
         max_runs=20,
-        step=sequential.DOUBLE,
+        doubling=True,
         budget_s=1e9,
     )
     assert asked == [3, 3, 6, 8] and seq.n_runs == 20 and seq.stopped == "run cap"
-    assert seq.looks == sequential.looks_for(3, 20, sequential.DOUBLE) == 4
+    assert seq.looks == sequential.looks_for(3, 20, doubling=True) == 4

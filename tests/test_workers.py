@@ -12,12 +12,13 @@ import os
 import time
 
 import pytest
+import worker_targets  # registers the test.* worker targets
 
 from labkit.experiments import live_kernel
 from labkit.live import probe
 from labkit.measure import envinfo, runner, threads, workers
 
-T = "worker_targets:"
+T = "test."
 
 
 def test_rows_come_back_with_the_run_column_and_one_thread():
@@ -98,10 +99,44 @@ def test_bad_requests_fail_before_any_worker_starts():
         workers.run_in_workers(T + "rows", runs=0)
     with pytest.raises(TypeError, match="JSON"):
         workers.run_in_workers(T + "rows", {"repeats": object()}, runs=1)
-    with pytest.raises(ValueError, match="module-level"):
+    with pytest.raises(ValueError, match="not a registered worker target"):
         workers.run_in_workers(lambda: [], runs=1)
+    with pytest.raises(ValueError, match="not a registered worker target"):
+        workers.run_in_workers("os:system", {"command": "true"}, runs=1)
     with pytest.raises(ValueError, match="affinity"):
         workers.run_in_workers(T + "rows", runs=1, cpu=10_000)
+
+
+def test_registration_needs_an_id_and_a_module_level_function():
+    with pytest.raises(ValueError, match="dotted words"):
+        workers.target("os:system")(worker_targets.rows)
+    with pytest.raises(ValueError, match="module-level"):
+        workers.target("test.lambda")(lambda: [])
+    with pytest.raises(ValueError, match="already"):
+        workers.target("test.rows")(worker_targets.killed)
+
+
+def test_a_worker_refuses_an_id_its_registry_does_not_hold(tmp_path):
+    # a forged spec: a known module, an id it does not register; nothing runs
+    from labkit.measure import worker_main
+
+    spec = {
+        "target": "test.no_such_target",
+        "home": "worker_targets",
+        "kwargs": {},
+        "cpu": None,
+        "out": str(tmp_path / "rows.pkl"),
+        "error": str(tmp_path / "error.json"),
+        "single_thread": False,
+        "allow_io_threads": True,
+        "run": 0,
+    }
+    assert worker_main.worker_main(spec) == 3
+    assert "not a registered worker target" in (tmp_path / "error.json").read_text()
+    assert not (tmp_path / "rows.pkl").exists()
+    spec["target"], spec["home"] = "test.rows", "labkit.measure.runner"
+    assert worker_main.worker_main(spec) == 3
+    assert "is registered by worker_targets" in (tmp_path / "error.json").read_text()
 
 
 def test_a_target_must_return_rows_and_runs_do_not_nest():
@@ -150,7 +185,7 @@ def test_io_wq_threads_are_counted_not_hidden():
         "cpu": None,
         "clock_name": "wall",
     }
-    name = "labkit.experiments.live_kernel:run_uring_qd1.in_worker"
+    name = "live.uring_qd1"
     df = workers.run_in_workers(name, kwargs, runs=1)
     assert (df["threads"] == 1).all()
     if df["io_threads"].max() > 0:
@@ -222,8 +257,9 @@ def test_temporary_folders_of_a_killed_parent_are_removed(tmp_path, monkeypatch)
 
     code = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import worker_targets\n"
         "from labkit.measure import workers\n"
-        "workers.run_in_workers('worker_targets:sleeps', {'seconds': 60}, runs=1, timeout=120)\n"
+        "workers.run_in_workers('test.sleeps', {'seconds': 60}, runs=1, timeout=120)\n"
     )
     env = dict(os.environ, TMPDIR=str(tmp_path))
     here = os.path.dirname(__file__)

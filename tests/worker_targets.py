@@ -1,7 +1,8 @@
 """Experiment functions for tests/test_workers.py: each runs inside a worker process.
 
-They are imported by name in a fresh interpreter, so they live in a module of
-their own (tests/ is on the path the parent hands to its workers).
+Each is registered as a worker target under a ``test.`` id (a test-only
+registration: the worker imports this module, which tests/ on the path the
+parent hands to its workers makes importable, and finds the id).
 """
 
 from __future__ import annotations
@@ -15,19 +16,23 @@ import time
 from labkit.measure import runner, workers
 
 
+@workers.target("test.rows")
 def rows(repeats: int = 2) -> runner.Rows:
     """Two trivial variants through runner.measure: rows with the thread counts."""
     return runner.measure("t", {"a": lambda: 1.0, "b": lambda: 2.0}, repeats=repeats, warmup=0)
 
 
+@workers.target("test.raises_value_error")
 def raises_value_error() -> runner.Rows:
     raise ValueError("a bad value, raised in the worker")
 
 
+@workers.target("test.raises_os_error")
 def raises_os_error() -> runner.Rows:
     raise OSError(22, "Invalid argument: raised in the worker")
 
 
+@workers.target("test.killed")
 def killed() -> runner.Rows:
     sys.stdout.write("about to die\n")
     sys.stdout.flush()
@@ -35,11 +40,13 @@ def killed() -> runner.Rows:
     return []
 
 
+@workers.target("test.sleeps")
 def sleeps(seconds: float) -> runner.Rows:
     time.sleep(seconds)
     return rows()
 
 
+@workers.target("test.with_a_thread")
 def with_a_thread() -> runner.Rows:
     """Measure while a second (idle) thread exists: the single-thread rule must refuse."""
     stop = threading.Event()
@@ -52,14 +59,17 @@ def with_a_thread() -> runner.Rows:
         t.join()
 
 
+@workers.target("test.not_rows")
 def not_rows() -> object:
     return 42
 
 
+@workers.target("test.nested")
 def nested() -> runner.Rows:
     return workers.run_in_workers(rows, runs=1)
 
 
+@workers.target("test.imported_modules")
 def imported_modules() -> runner.Rows:
     """What a worker has loaded once it imported every experiment module."""
     import labkit.experiments.fixed_seek
@@ -76,6 +86,7 @@ def imported_modules() -> runner.Rows:
     ]
 
 
+@workers.target("test.rotated_rows")
 def rotated_rows() -> runner.Rows:
     """Three variants, rotated: the order the rows come in is the order they ran."""
     variants = {name: (lambda: 1.0) for name in ("a", "b", "c")}
@@ -89,6 +100,7 @@ def _next_run(counter: str) -> int:
     return os.path.getsize(counter) - 1
 
 
+@workers.target("test.fails_on_third")
 def fails_on_third(counter: str, how: str) -> runner.Rows:
     """Rows for runs 0 and 1; run 2 dies, hangs, exits 0 without rows, raises or changes keys."""
     k = _next_run(counter)
@@ -106,6 +118,7 @@ def fails_on_third(counter: str, how: str) -> runner.Rows:
     return [{"ns": float(k)}]
 
 
+@workers.target("test.hangs_with_a_child")
 def hangs_with_a_child(pidfile: str) -> runner.Rows:
     """Start a child that would outlive this worker, say its pid, then hang."""
     import subprocess

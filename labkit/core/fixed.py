@@ -255,7 +255,8 @@ def register_buffer(
     return RegisteredBuffer(c_buf, mem, covered)
 
 
-def _seek_arg(seek: str) -> int:
+def seek_id(seek: str) -> int:
+    """The C id of the seek named ``seek`` (one of :data:`SEEKS`); ValueError otherwise."""
     try:
         return SEEKS[seek]
     except (KeyError, TypeError):
@@ -276,7 +277,8 @@ def _bugs_arg(bugs: Iterable[str], seek: str) -> int:
     return flags
 
 
-def _reg_arg(reg: Any) -> RegisteredBuffer:
+def check_registered(reg: Any) -> RegisteredBuffer:
+    """``reg`` if it is a :class:`RegisteredBuffer`; TypeError otherwise."""
     if not isinstance(reg, RegisteredBuffer):
         raise TypeError(f"reg must be a RegisteredBuffer, not {type(reg).__name__}")
     return reg
@@ -317,8 +319,8 @@ def io_import_fixed(
         ValueError: for an unknown seek or bug, or a bug with the wrong seek.
     """
     d = direction_arg(direction)
-    reg = _reg_arg(reg)
-    s = _seek_arg(seek)
+    reg = check_registered(reg)
+    s = seek_id(seek)
     flags = _bugs_arg(bugs, seek)
     addr = address_arg(addr, "io_import_fixed: address")
     length = int_arg(length, "io_import_fixed: length", 0, SIZE_MAX, err=errno.EFAULT)

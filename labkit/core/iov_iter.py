@@ -142,6 +142,19 @@ class IovIter:
             return cls._bvec_fill(d, entries, segs, keep, count)
 
     @classmethod
+    def bvec_table(cls, direction: int, table: Any, nr_segs: int, keep: Any = ()) -> IovIter:
+        """A BVEC over a filled C ``struct lk_bvec[]`` of ``nr_segs`` entries, counting their
+        total (a table too long to build entry by entry); ``keep`` holds the memory the
+        entries point at for as long as the iterator lives."""
+        d, n = direction_arg(direction), size_arg(nr_segs, "nr_segs")
+        if n > len(table):
+            raise ValueError(f"bvec_table: {n} entries asked of a table of {len(table)}")
+        it = ffi.new("struct lk_iov_iter *")
+        total = sum(int(table[k].bv_len) for k in range(n))
+        check(lib.lk_iter_bvec(it, d, table, n, total), "bvec")
+        return cls(it, [table, *keep])
+
+    @classmethod
     def _bvec_fill(cls, d: Direction, entries: list, segs: Any, keep: list, count: Any) -> IovIter:
         total = 0
         for k, entry in enumerate(entries):

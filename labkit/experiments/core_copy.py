@@ -7,6 +7,7 @@ every iterator type and size, measured side by side through
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,9 @@ from labkit._ffi import ffi, lib
 from labkit.core.imports import import_iovec, import_ubuf
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter
 from labkit.core.memory import PAGE_SIZE, UserMemory
+from labkit.experiments.params import Params
 from labkit.measure import runner, stats, workers
+from labkit.measure.experiment import in_workers
 from labkit.measure.timers import (
     time_advance,
     time_clock,
@@ -52,10 +55,7 @@ def repeated_page_bvec(direction: int, nr_segs: int, mem: UserMemory | None = No
     page = mem.map(PAGE_SIZE)
     table = ffi.new("struct lk_bvec[]", nr_segs)
     lib.lk_bench_fill_bvec(table, nr_segs, page.addr, PAGE_SIZE, 0)
-    c_it = ffi.new("struct lk_iov_iter *")
-    if lib.lk_iter_bvec(c_it, int(direction), table, nr_segs, nr_segs * PAGE_SIZE) < 0:
-        raise ValueError(f"invalid direction {direction!r}")
-    return IovIter(c_it, keep=(table, page, mem))
+    return IovIter.bvec_table(direction, table, nr_segs, keep=(page, mem))
 
 
 @dataclass
@@ -149,37 +149,29 @@ def _split_variant(df: pd.DataFrame) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class CoreCopyConfig:
-    """Sizes and repeats of the core benchmark (see :func:`core_copy_config`)."""
-
-    sizes: tuple[int, ...]
-    repeats: int
-    warmup: int
-    target_ns: float
-    big_bvec_segments: int
-    runs: int = 1  #: independent runs (worker processes)
-
-
-def core_copy_config(quick: bool) -> CoreCopyConfig:
-    """Full mode: 64 B to 1 MiB, 3 runs of 14 repeats of 1 ms batches; quick: 4 KiB and
-    1 MiB, 1 run of 3 repeats of 0.3 ms.
+class CoreCopy(Params):
+    """Sizes of the core benchmark.  Full mode: 64 B to 1 MiB, 3 runs of 14 repeats of 1 ms
+    batches; quick: 4 KiB and 1 MiB, 1 run of 3 repeats of 0.3 ms.
 
     Batches of about 1 ms are 40,000 times the clock's cost, yet short enough
     that a preemption on a shared machine spoils few of them (the medians
     then ignore those).
     """
-    if quick:
-        return CoreCopyConfig(
-            (4096, 1 << 20), repeats=3, warmup=1, target_ns=3e5, big_bvec_segments=BIG_BVEC_SEGMENTS
-        )
-    return CoreCopyConfig(
-        (64, 4096, 65536, 1 << 20),
-        repeats=14,
-        warmup=1,
-        target_ns=1e6,
-        big_bvec_segments=BIG_BVEC_SEGMENTS,
-        runs=3,
-    )
+
+    sizes: tuple[int, ...]
+    repeats: int
+    warmup: int
+    target_ns: float
+    big_bvec_segments: int = BIG_BVEC_SEGMENTS
+    runs: int = 1  #: independent runs (worker processes)
+
+    @classmethod
+    def quick(cls) -> CoreCopy:
+        return cls((4096, 1 << 20), repeats=3, warmup=1, target_ns=3e5)
+
+    @classmethod
+    def full(cls) -> CoreCopy:
+        return cls((64, 4096, 65536, 1 << 20), repeats=14, warmup=1, target_ns=1e6, runs=3)
 
 
 def core_copy(
@@ -205,62 +197,55 @@ def core_copy(
     timing loop, the clock, and advance across a BVEC of 262,144 4 KiB pages
     (1 GiB; variant ``advance BVEC`` with ``size`` 1 GiB).
 
-    Repeated in ``runs`` single-threaded worker processes (None: the
-    config's), one after another (:mod:`labkit.measure.workers`).
+    The sizes are :class:`CoreCopy`'s for the mode, with ``repeats``, ``sizes``
+    and ``runs`` replaced where given.  Repeated in ``runs`` single-threaded
+    worker processes, one after another (:mod:`labkit.measure.workers`).
 
     Columns: experiment, variant, repeat, run, ns_per_op, size, segments,
     threads, io_threads, op, iter_type.
     """
-    cfg = core_copy_config(quick)
-    kwargs = {
-        "quick": bool(quick),
-        "repeats": cfg.repeats if repeats is None else index_arg(repeats, "repeats"),
-        "cpu": cpu,
-        "sizes": list(cfg.sizes if sizes is None else sizes),
-    }
-    df = workers.run_in_workers(
-        _core_copy_in_worker,
-        kwargs,
-        runs=cfg.runs if runs is None else index_arg(runs, "runs"),
-        cpu=cpu,
-        timeout=timeout,
-        progress=progress,
+    params = CoreCopy.for_mode(quick)
+    params = params.replace(
+        repeats=params.repeats if repeats is None else index_arg(repeats, "repeats"),
+        sizes=tuple(params.sizes if sizes is None else sizes),
+        runs=params.runs if runs is None else index_arg(runs, "runs"),
     )
+    df = run_core_copy(params, cpu=cpu, runs=params.runs, timeout=timeout, progress=progress)
     return _split_variant(df)
 
 
-def _core_copy_in_worker(
-    quick: bool, repeats: int, cpu: int | None, sizes: list[int]
-) -> runner.Rows:
+@in_workers("model.core_copy", ship={"params": (CoreCopy.to_json, CoreCopy.from_json)})
+def run_core_copy(params: CoreCopy, *, cpu: int | None = None) -> runner.Rows:
     """One run of :func:`core_copy`, in this (worker) process."""
-    cfg = core_copy_config(quick)
     mem = UserMemory()
     rows: runner.Rows = []
     with runner.pinned(cpu) as pinned_cpu:
-        for size in sizes:
+        for size in params.sizes:
             setup = make_setup(size, mem)
             rows += runner.measure(
                 EXPERIMENT,
-                variants_for(setup, cfg.target_ns),
-                repeats=repeats,
-                warmup=cfg.warmup,
+                variants_for(setup, params.target_ns),
+                repeats=params.repeats,
+                warmup=params.warmup,
                 params={"size": size, "segments": setup.segments},
                 cpu=pinned_cpu,
                 rotate=True,
             )
-        nbig = cfg.big_bvec_segments
+        nbig = params.big_bvec_segments
         big = repeated_page_bvec(ITER_DEST, nbig, mem)
         big_bytes = nbig * PAGE_SIZE
         extra = {
-            "empty": _batched(time_empty, cfg.target_ns),
-            "clock": _batched(time_clock, cfg.target_ns),
-            "advance BVEC": _batched(lambda k: time_advance(big, big_bytes, k), cfg.target_ns),
+            "empty": _batched(time_empty, params.target_ns),
+            "clock": _batched(time_clock, params.target_ns),
+            "advance BVEC": _batched(
+                functools.partial(time_advance, big, big_bytes), params.target_ns
+            ),
         }
         extra_rows = runner.measure(
             EXPERIMENT,
             extra,
-            repeats=repeats,
-            warmup=cfg.warmup,
+            repeats=params.repeats,
+            warmup=params.warmup,
             params={"size": big_bytes, "segments": nbig},
             cpu=pinned_cpu,
             rotate=True,
@@ -311,7 +296,7 @@ def targets(df: pd.DataFrame, *, seed: int = stats.DEFAULT_SEED) -> list[Target]
     for t, bound in (("UBUF", 90.0), ("IOVEC", 80.0)):
         name = f"copy_to_iter {t}"
         if name in set(mib["variant"]) and "memcpy" in set(mib["variant"]):
-            r = stats.ratio_ci(mib, "memcpy", name, seed=seed)
+            r = stats.ratio(mib, "memcpy", name, seed=seed)
             seg = int(mib.loc[mib["variant"] == name, "segments"].iloc[0])
             label = (
                 "copy_to_iter into a 1 MiB UBUF"
@@ -357,10 +342,10 @@ __all__ = [
     "BIG_BVEC_SEGMENTS",
     "EXPERIMENT",
     "CopySetup",
-    "CoreCopyConfig",
+    "CoreCopy",
     "Target",
     "core_copy",
-    "core_copy_config",
+    "run_core_copy",
     "make_setup",
     "repeated_page_bvec",
     "summarize",

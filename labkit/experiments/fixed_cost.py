@@ -19,19 +19,10 @@ from labkit.live.sources import open_zero
 from labkit.live.syscalls import syscall_ns
 from labkit.live.variants import DEFAULT_LENGTH, MAX_REGISTERED_BUFFER
 from labkit.measure import runner, workers
+from labkit.measure.experiment import in_workers
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-def default_runs(quick: bool | None = None) -> int:
-    """Independent runs (worker processes) of notebook 02's experiments: 2 quick, 5 full."""
-    return 2 if quick_mode(quick) else 5
-
-
-def runs_by_default(arguments: workers.Arguments) -> int:
-    """:func:`default_runs` for :func:`labkit.measure.workers.in_workers`."""
-    return default_runs()
 
 
 def calibrated(kernel: Callable[[int], float], target_ns: float) -> int:
@@ -46,7 +37,7 @@ F_SOURCES = {
 }
 
 
-@workers.in_workers(runs_by_default)
+@in_workers("live.fixed_cost")
 def fixed_cost_experiment(
     *,
     repeats: int,
@@ -61,7 +52,7 @@ def fixed_cost_experiment(
     at queue depth 1 into a registered buffer when the kernel allows io_uring;
     otherwise one real ``read()`` system call of 1 byte from /dev/zero.  Never
     a chosen number.  The ``source`` column says which (:data:`F_SOURCES`).
-    Measured in ``runs`` single-threaded workers (None: :func:`default_runs`),
+    Measured in ``runs`` single-threaded workers,
     batches of about ``target_ns``.
     """
 
@@ -125,7 +116,7 @@ def read_fixed_roundtrip_ns(
     return float(df["ns_per_op"].median())
 
 
-@workers.in_workers(lambda arguments: 1)
+@in_workers("live.read_fixed_batches")
 def _read_fixed_batches(
     size: int, at: int, length: int, iters: int, batches: int, cpu: int | None
 ) -> runner.Rows:
@@ -151,8 +142,6 @@ __all__ = [
     "F_SOURCES",
     "calibrated",
     "default_registered_size",
-    "default_runs",
     "fixed_cost_experiment",
     "read_fixed_roundtrip_ns",
-    "runs_by_default",
 ]

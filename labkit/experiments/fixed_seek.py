@@ -19,26 +19,24 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from labkit.config import quick_mode
-from labkit.core.fixed import SEEKS, RegisteredBuffer, register_buffer
+from labkit.core.fixed import SEEKS, RegisteredBuffer, io_import_fixed, register_buffer
+from labkit.core.iter_args import ITER_DEST
 from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.experiments.fixed_cost import (
     F_SOURCES,
     calibrated,
     default_registered_size,
-    default_runs,
     fixed_cost_experiment,
     read_fixed_roundtrip_ns,
-    runs_by_default,
 )
-from labkit.measure import runner, workers
+from labkit.measure import runner
+from labkit.measure.experiment import Arguments, in_workers
 from labkit.measure.timers import time_fixed_seek, time_fixed_submit
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from labkit.measure.resampling import Estimate
-    from labkit.measure.sequential import Budget
 
 
 Runner = Callable[..., "pd.DataFrame"]
@@ -93,11 +91,36 @@ def seek_offsets(length: int, points_per_decade: int = 4) -> list[int]:
     return [0] + [int(p) * PAGE_SIZE for p in pages]
 
 
+def landing(reg: RegisteredBuffer, length: int = PAGE_SIZE) -> pd.DataFrame:
+    """Where each seek leaves the iterator for a read at the head, the middle and the tail
+    of ``reg``: count, segment, offset, segments left, and how many segments (for
+    walk-2019, single-page pieces) it examined (``visited``, counted in C, no clock)."""
+    import pandas as pd
+
+    rows = []
+    places = {"head": 0, "middle": reg.length // 2, "tail": reg.length - length}
+    for where, off in places.items():
+        for seek in SEEKS:
+            it = io_import_fixed(ITER_DEST, reg, reg.addr + off, length, seek=seek)
+            rows.append(
+                {
+                    "where": where,
+                    "seek": seek,
+                    "count": it.count,
+                    "segment": it.seg_index,
+                    "iov_offset": it.iov_offset,
+                    "nr_segs": it.nr_segs,
+                    "visited": it.visited,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 #: A worker gets a buffer shaped like the one passed in (:func:`buffer_geometry`).
 _BUFFER_LIKE = {"reg": (buffer_geometry, registered_like)}
 
 
-def _custom_run(arguments: workers.Arguments) -> bool:
+def _custom_run(arguments: Arguments) -> bool:
     return arguments["run"] is not None
 
 
@@ -110,11 +133,11 @@ def _measure_with(run: Runner | None) -> Measure:
 
 # The two experiments below are each the function of one run, in one process; the
 # decorator makes it the public experiment, with ``runs`` and ``timeout`` arguments
-# more: measured in that many workers (None: :func:`default_runs`), each over its own
+# more: measured in that many workers (1 unless given), each over its own
 # buffer shaped like ``reg``, or all here with a custom ``run``.
 
 
-@workers.in_workers(runs_by_default, ship=_BUFFER_LIKE, here=_custom_run)
+@in_workers("model.fixed_seek", ship=_BUFFER_LIKE, here=_custom_run)
 def seek_cost_experiment(
     reg: RegisteredBuffer,
     offsets: Iterable[int],
@@ -132,7 +155,7 @@ def seek_cost_experiment(
     One ``run`` (``labkit.measure.runner.run``: pinned to ``cpu``, warmed up, seeks
     interleaved) per offset; returns the concatenated tidy rows with the columns
     ``offset``, ``pages_skipped``, ``buffer``, ``folio_shift``, ``length``.
-    Repeated in ``runs`` worker processes (None: :func:`default_runs`), each
+    Repeated in ``runs`` worker processes, each
     over its own buffer shaped like ``reg`` (rows get ``run``, ``threads``,
     ``io_threads``); with a custom ``run`` it all happens in this process.
     """
@@ -163,7 +186,7 @@ def seek_cost_experiment(
     return rows
 
 
-@workers.in_workers(runs_by_default, ship=_BUFFER_LIKE, here=_custom_run)
+@in_workers("model.fixed_submit", ship=_BUFFER_LIKE, here=_custom_run)
 def submission_experiment(
     reg: RegisteredBuffer,
     *,
@@ -181,7 +204,7 @@ def submission_experiment(
     ``length``.  Variants are named ``"<seek> head"`` / ``"<seek> tail"`` and
     interleaved in one ``run`` (pinned to ``cpu``); columns ``seek``, ``where``, ``buffer``,
     ``folio_shift``, ``length`` are added.  Repeated in ``runs`` worker
-    processes (None: :func:`default_runs`) over buffers shaped like ``reg``;
+    processes over buffers shaped like ``reg``;
     with a custom ``run`` it all happens in this process.
     """
     places = {"head": 0, "tail": reg.length - length}
@@ -207,22 +230,6 @@ def submission_experiment(
 
 
 # ---- the notebook's analysis (notebook 02) ---------------------------------------------
-
-
-def runs_budget(quick: bool | None = None) -> Budget:
-    """Independent runs of notebook 02's experiments: at least 2 (quick) or
-    :data:`~labkit.measure.sequential.FULL_MIN_RUNS` (full), more while the verdict is
-    undecided. Quick: up to 3 runs, 10 s and half the time the first runs took. Full:
-    doubling the runs at each look (6, 12) within 30 s per experiment; the notebook shares
-    its rounds out over the first runs (:meth:`Budget.share`). The walk-2019 slope, 5.0-5.8
-    ns a page against a band that ends at 4.39, was left *inconclusive* at 3-4 runs in 4 of
-    15 full reproductions on 2026-12-02 when an older cap of 6 runs and 1.5x the first runs'
-    time stopped it."""
-    from labkit.measure.sequential import DOUBLE, FULL_MIN_RUNS, Budget
-
-    if quick_mode(quick):
-        return Budget(2, 3, 10.0)
-    return Budget(FULL_MIN_RUNS, 12, 30.0, None, step=DOUBLE)
 
 
 def submission_with_fixed(
@@ -331,11 +338,10 @@ __all__ = [
     "SUBMISSIONS",
     "default_registered_size",
     "head_tail_ratios",
+    "landing",
     "ratios_by_size",
-    "runs_budget",
     "F_SOURCES",
     "buffer_geometry",
-    "default_runs",
     "fixed_cost_experiment",
     "read_fixed_roundtrip_ns",
     "registered_like",

@@ -7,33 +7,24 @@ on every call (see :mod:`labkit.measure.threads`).  The public functions take
 JSON-able arguments, send them to the workers, and return the rows the
 workers measured, with ``run``, ``threads`` and ``io_threads`` columns.  Each
 is written as the function of one run, which each worker calls
-(:func:`labkit.measure.workers.in_workers`).
+(:func:`labkit.measure.experiment.in_workers`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from labkit._args import UINT_MAX, positive_int
-from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
 from labkit.live.clock import clock
 from labkit.live.ring import PeakResult, Ring
 from labkit.live.sources import PatternFile, open_zero
 from labkit.live.syscalls import syscall_variants
-from labkit.live.variants import (
-    DEFAULT_LENGTH,
-    MAX_REGISTERED_BUFFER,
-    SYSCALL_VARIANTS,
-    URING_OPS,
-)
-from labkit.measure import runner, workers
-
-if TYPE_CHECKING:  # the analysis needs pandas and scipy; a worker must not import them
-    from labkit.measure.sequential import Budget
+from labkit.live.variants import DEFAULT_LENGTH, SYSCALL_VARIANTS, URING_OPS
+from labkit.measure import runner
+from labkit.measure.experiment import Arguments, in_workers
 
 # --------------------------------------------------------------------------- experiments
 #
@@ -41,64 +32,6 @@ if TYPE_CHECKING:  # the analysis needs pandas and scipy; a worker must not impo
 # pinned, warmed up, variants interleaved with the order rotated every round:
 # A B C, B C A, ...).  Each returns the
 # harness's tidy DataFrame (one row per batch).
-
-
-@dataclass(frozen=True)
-class Sizes:
-    """Batch sizes and repeats of the live experiments (quick mode shrinks them)."""
-
-    syscall_iters: int  #: system calls per batch
-    syscall_repeats: int  #: interleaved rounds of system calls kept, in all (Budget.share)
-    uring_iters: int  #: QD1 round trips per batch
-    repeats: int  #: interleaved rounds of io_uring kept, in all (shared out over runs)
-    warmup: int  #: rounds thrown away first, in each run
-    registered: int  #: registered buffer for READ_FIXED head vs tail
-    peak_ios: int  #: IOs per peak batch
-    depths: tuple[int, ...]  #: queue depths of the peak loop
-    runs: int = 1  #: independent runs (worker processes)
-
-
-def sizes(quick: bool | None = None) -> Sizes:
-    """The experiment sizes for quick mode (CI) or full mode (a reproduction).
-
-    Many short batches rather than a few long ones: on a shared VM the speed of
-    the machine drifts by tens of percent within seconds, and the median of a
-    run over many interleaved rounds shrugs off a slow stretch that a median of
-    three long batches takes in.  Measured on the 2-core VM (readv(4K+empty) /
-    readv(1), four runs): the ratio's spread between runs was 0.006-0.008 with
-    24 rounds of 25,000 calls and 0.017-0.044 with 3 rounds of 200,000, in the
-    same time.  Shorter still for the system calls, whose batches alternate
-    faster than the machine's speed changes: with the same 600,000 calls per
-    run, the time saved by readv(1) over readv(4K+empty) had a spread between
-    runs (SD, 16 runs each, interleaved) of 0.64 points with batches of 25,000
-    calls, 0.50 with 5,000 and 0.26-0.38 with 1,000 (0.28 with 500, 0.18 with
-    250).  Batches of 1,000 calls (about 0.3 ms) keep the two clock reads of a
-    batch (thread CPU time, a system call of about 0.5 us here) under 0.5% of its
-    time, and so below 0.5% of the figure (0.015 points of a 3% saving).
-    """
-    if quick_mode(quick):
-        return Sizes(
-            syscall_iters=1_000,
-            syscall_repeats=80,
-            uring_iters=1_000,
-            repeats=16,
-            warmup=1,
-            registered=64 << 20,
-            peak_ios=10_000,
-            depths=(1, 4, 16, 64),
-            runs=2,
-        )
-    return Sizes(
-        syscall_iters=1_000,
-        syscall_repeats=1_800,
-        uring_iters=5_000,
-        repeats=72,
-        warmup=1,
-        registered=MAX_REGISTERED_BUFFER,
-        peak_ios=25_000,
-        depths=(1, 2, 4, 8, 16, 32, 64, 128),
-        runs=5,
-    )
 
 
 TARGETS: tuple[str, ...] = ("zero", "tmpfs")
@@ -124,13 +57,9 @@ class _Target:
             os.close(self.fd)
 
 
-def _check_target(arguments: workers.Arguments) -> None:
+def _check_target(arguments: Arguments) -> None:
     if arguments["target"] not in TARGETS:
         raise ValueError(f"target must be one of {TARGETS}, got {arguments['target']!r}")
-
-
-def _default_runs(arguments: workers.Arguments) -> int:
-    return sizes().runs
 
 
 def _measure(
@@ -157,11 +86,11 @@ def _measure(
 
 
 # Each experiment below is the function of one run, in one (worker) process; the
-# decorator makes it the public experiment, with ``runs`` (None: :func:`sizes`' runs)
-# and ``timeout`` arguments more, measured in that many single-threaded workers.
+# decorator makes it the public experiment, with ``runs`` and ``timeout`` arguments
+# more, measured in that many single-threaded workers.
 
 
-@workers.in_workers(_default_runs, allow_io_threads=False, check=_check_target)
+@in_workers("live.syscalls", allow_io_threads=False, check=_check_target)
 def run_syscalls(
     target: str = "zero",
     *,
@@ -178,7 +107,7 @@ def run_syscalls(
     ``target`` "zero" reads /dev/zero at the file position (read/readv, as
     R2's read-zero); "tmpfs" reads a tmpfs file at offset 0 (pread/preadv,
     so the same bytes come back every call).  Measured in ``runs``
-    single-threaded workers (None: :func:`sizes`' runs) that must have
+    single-threaded workers that must have
     exactly one thread (no io_uring here, so no io-wq thread either).  Rows
     carry ``target``, ``bytes``, ``iters``, ``clock``, ``run``, ``threads``
     and ``io_threads`` columns.
@@ -193,7 +122,7 @@ def run_syscalls(
         src.close()
 
 
-@workers.in_workers(_default_runs, check=_check_target)
+@in_workers("live.uring_qd1", check=_check_target)
 def run_uring_qd1(
     target: str = "zero",
     *,
@@ -235,7 +164,7 @@ def run_uring_qd1(
         src.close()
 
 
-@workers.in_workers(_default_runs)
+@in_workers("live.fixed_head_tail")
 def run_fixed_head_tail(
     *,
     size: int,
@@ -280,7 +209,7 @@ def run_fixed_head_tail(
         os.close(zfd)
 
 
-@workers.in_workers(_default_runs)
+@in_workers("live.peak")
 def run_peak(
     *,
     ops: Iterable[str] = ("read", "readv1", "readv_empty"),
@@ -344,29 +273,6 @@ def run_peak(
 
 
 # ---- the notebook's analysis (notebooks 03 and 04) -------------------------------------
-
-
-def live_runs(quick: bool | None = None) -> Budget:
-    """Independent runs of the live experiments behind a headline figure: at least 2 (quick)
-    or :data:`~labkit.measure.sequential.FULL_MIN_RUNS` (full); more while the verdict is
-    undecided: quick, up to 3 runs, 8 s and half the time the first runs took; full,
-    doubling the runs at each look (6, 12, 24, 48) up to 48 runs or 60 s: a live effect of
-    a few percent needs tens of runs to be decided on a shared 2-core VM, and a run of an
-    A/B takes about a second."""
-    from labkit.measure.sequential import DOUBLE, FULL_MIN_RUNS, Budget
-
-    if quick_mode(quick):
-        return Budget(2, 3, 8.0)
-    return Budget(FULL_MIN_RUNS, 48, 60.0, None, step=DOUBLE)
-
-
-def peak_runs(quick: bool | None = None) -> Budget:
-    """Runs of the depth sweep of the peak loop (the longest experiment): as :func:`live_runs`,
-    but no more than the first ones (its verdict is judged on them)."""
-    from labkit.measure.sequential import Budget
-
-    b = live_runs(quick)
-    return Budget(b.min_runs, b.min_runs, b.budget_s, 0.0)
 
 
 def ratio_table(df: Any, pairs: Iterable[tuple[str, str, str]], by: str) -> Any:

@@ -1,22 +1,22 @@
 """Notebook 03's experiments (R2, R3): the ITER_UBUF import models, measured and compared.
 
-Each model experiment is repeated in ``Plan.runs`` independent single-threaded
-worker processes (:mod:`labkit.measure.workers`); the rows say which run made
-them (``run`` column).
+Each model experiment is repeated in ``runs`` independent single-threaded worker
+processes (:mod:`labkit.measure.workers`); the rows say which run made them
+(``run`` column).  Their sizes are one :class:`ModelParams` (quick and full values).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from labkit.config import quick_mode
 from labkit.core.memory import PAGE_SIZE
-from labkit.measure import runner, workers
+from labkit.experiments.params import Params
+from labkit.measure import runner
+from labkit.measure.experiment import in_workers
 
 if TYPE_CHECKING:  # the analysis needs pandas and scipy; a worker must not import them
     from labkit.measure.resampling import Estimate
-    from labkit.measure.sequential import Budget
 from labkit.models.ubuf import (
     batches,
     defer_every_for,
@@ -25,98 +25,89 @@ from labkit.models.ubuf import (
     uring_models,
 )
 
-# ---- the notebook's experiments and analysis (notebook 03) ---------------------------
-
 
 @dataclass(frozen=True)
-class Plan:
-    """Sizes of the model experiments: calls per batch, rounds kept and thrown away
-    (in each run), the io_uring deferral rates swept, and the independent runs."""
+class ModelParams(Params):
+    """Sizes of the model experiments: calls per batch, interleaved rounds kept in each run
+    (16 in all in quick mode, 60 in full, shared out over 2 or 3 runs, each run with its own
+    warm-up round), and the io_uring deferral rates swept."""
 
     iters: int
     repeats: int
     warmup: int
     defer_rates: tuple[float, ...]
-    runs: int = 1
+
+    @classmethod
+    def quick(cls) -> ModelParams:
+        return cls(iters=2_000, repeats=8, warmup=1, defer_rates=(0.0, 0.1, 1.0))
+
+    @classmethod
+    def full(cls) -> ModelParams:
+        rates = (0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
+        return cls(iters=20_000, repeats=20, warmup=1, defer_rates=rates)
 
 
-def plan(quick: bool | None = None) -> Plan:
-    """The model experiments' sizes in quick mode (CI) or full mode (a reproduction)."""
-    if quick_mode(quick):
-        return Plan(iters=2_000, repeats=16, warmup=1, defer_rates=(0.0, 0.1, 1.0), runs=2)
-    return Plan(
-        iters=20_000,
-        repeats=60,
-        warmup=1,
-        defer_rates=(0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0),
-        runs=5,
-    )
-
-
-def _plan_json(p: Plan) -> dict[str, Any]:
-    return {**asdict(p), "defer_rates": list(p.defer_rates)}
-
-
-def _plan(plan: dict[str, Any]) -> Plan:
-    return Plan(**{**plan, "defer_rates": tuple(plan["defer_rates"])})
-
-
-def _plan_runs(arguments: workers.Arguments) -> int:
-    return arguments["p"].runs
-
-
-def _measure(experiment: str, models: Any, p: Plan, cpu: int | None, **params: Any) -> runner.Rows:
-    """One interleaved, rotated measurement of ``models`` in batches of ``p.iters``."""
+def _measure(
+    experiment: str, models: Any, params: ModelParams, cpu: int | None, **extra: Any
+) -> runner.Rows:
+    """One interleaved, rotated measurement of ``models`` in batches of ``params.iters``."""
     return runner.measure(
         experiment,
-        batches(models, p.iters),
-        repeats=p.repeats,
-        warmup=p.warmup,
+        batches(models, params.iters),
+        repeats=params.repeats,
+        warmup=params.warmup,
         rotate=True,
         cpu=cpu,
-        params={**params, "bytes": PAGE_SIZE, "iters": p.iters},
+        params={**extra, "bytes": PAGE_SIZE, "iters": params.iters},
     )
+
+
+def _in_workers(target_id: str) -> Any:
+    return in_workers(target_id, ship={"params": (ModelParams.to_json, ModelParams.from_json)})
 
 
 # Each experiment below is the function of one run, in one process; the decorator makes
-# it the public experiment, with ``runs`` (None: ``p.runs``) and ``timeout`` arguments
-# more, measured in that many single-threaded workers.
-_IN_WORKERS = workers.in_workers(_plan_runs, ship={"p": (_plan_json, _plan)})
+# it the public experiment, with ``runs`` and ``timeout`` arguments more, measured in that
+# many single-threaded workers.
 
 
-@_IN_WORKERS
-def run_mechanics(p: Plan, *, op: str = "advance", cpu: int | None = None) -> runner.Rows:
+@_in_workers("model.ubuf_mechanics")
+def run_mechanics(
+    params: ModelParams, *, op: str = "advance", cpu: int | None = None
+) -> runner.Rows:
     """Experiment (a) through the runner: 6.3 vs 6.4, import + iterate one segment.
 
-    Repeated in ``runs`` worker processes (None: ``p.runs``); rows carry ``run``.
+    Repeated in ``runs`` worker processes; rows carry ``run``.
     """
-    return _measure("ubuf-mechanics", mechanics_models(op=op), p, cpu, op=op)
+    return _measure("ubuf-mechanics", mechanics_models(op=op), params, cpu, op=op)
 
 
-@_IN_WORKERS
-def run_read_zero(p: Plan, *, cpu: int | None = None) -> runner.Rows:
+@_in_workers("model.ubuf_read_zero")
+def run_read_zero(params: ModelParams, *, cpu: int | None = None) -> runner.Rows:
     """Experiment (b) through the runner: read, readv 6.3, readv 6.4, the live proxy.
 
-    Repeated in ``runs`` worker processes (None: ``p.runs``); rows carry ``run``.
+    Repeated in ``runs`` worker processes; rows carry ``run``.
     """
-    return _measure("ubuf-read-zero", read_zero_models(proxy=True), p, cpu)
+    return _measure("ubuf-read-zero", read_zero_models(proxy=True), params, cpu)
 
 
-@_IN_WORKERS
-def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None) -> runner.Rows:
-    """Experiment (c) through ``labkit.measure.runner.run``, once per deferral rate of the plan.
+@_in_workers("model.ubuf_uring")
+def run_uring(
+    params: ModelParams, *, defer_alloc_ubuf: bool = False, cpu: int | None = None
+) -> runner.Rows:
+    """Experiment (c) through ``labkit.measure.runner.run``, once per deferral rate.
 
     Rows carry ``defer_rate``, ``defer_every``, ``defer_alloc_ubuf`` and
-    ``run`` columns; repeated in ``runs`` worker processes (None: ``p.runs``).
+    ``run`` columns; repeated in ``runs`` worker processes.
     """
     rows: runner.Rows = []
-    for rate in p.defer_rates:
+    for rate in params.defer_rates:
         k = defer_every_for(rate)
         models = uring_models(defer_every=k, defer_alloc_ubuf=defer_alloc_ubuf)
         rows += _measure(
             "ubuf-uring",
             models,
-            p,
+            params,
             cpu,
             defer_rate=rate,
             defer_every=k,
@@ -126,19 +117,6 @@ def run_uring(p: Plan, *, defer_alloc_ubuf: bool = False, cpu: int | None = None
 
 
 # ---- the notebook's analysis (notebook 03) ---------------------------------------------
-
-
-def runs_budget(quick: bool | None = None) -> Budget:
-    """Independent runs of notebook 03's experiments: at least 2 (quick) or 3 (full); the
-    model experiments take no more (they decide no verdict)."""
-    from labkit.measure.sequential import Budget
-
-    return Budget(2, 2, 8.0) if quick_mode(quick) else Budget(3, 3, 30.0)
-
-
-def per_run(p: Plan, budget: Budget) -> Plan:
-    """``p`` with its rounds shared out over ``budget.min_runs`` runs."""
-    return replace(p, repeats=budget.share(p.repeats, p.warmup))
 
 
 #: The live A/B pairs of R2 and R3: (UBUF side, IOVEC side) of the system calls and io_uring.
@@ -198,14 +176,11 @@ def instructions_table(cg: Any) -> Any:
 
 __all__ = [
     "LIVE_PAIRS",
-    "Plan",
+    "ModelParams",
     "instructions_table",
     "live_gain",
     "live_gain_by_run",
-    "per_run",
-    "plan",
     "run_mechanics",
     "run_read_zero",
     "run_uring",
-    "runs_budget",
 ]

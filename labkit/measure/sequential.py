@@ -51,19 +51,20 @@ DECIDED = ("reproduced", "differs")
 FULL_MIN_RUNS = 6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Budget:
     """How many independent runs an experiment may take, and for how long (quick vs full).
 
     Additions stop at ``max_runs``, at ``budget_s`` seconds, or once they would
     take more than ``extra`` times what the first ``min_runs`` runs took.
+    Keyword arguments only: ``Budget(min_runs=2, max_runs=3, budget_s=8.0)``.
     """
 
     min_runs: int
     max_runs: int
     budget_s: float
     extra: float | None = 0.5  #: None: only ``budget_s`` and ``max_runs`` stop additions
-    step: int = 1  #: runs added at a time; DOUBLE (0): as many as there are (fewer looks)
+    doubling: bool = False  #: double the runs at each look (fewer looks) instead of adding one
 
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :func:`until_decided`."""
@@ -72,7 +73,7 @@ class Budget:
             "max_runs": self.max_runs,
             "budget_s": self.budget_s,
             "extra": self.extra,
-            "step": self.step,
+            "doubling": self.doubling,
         }
 
     def share(self, repeats: int, warmup: int = 0, least: int = 3) -> int:
@@ -108,20 +109,17 @@ def _relabel(df: pd.DataFrame, first: int, run_col: str) -> tuple[pd.DataFrame, 
     return df, len(labels)
 
 
-#: ``step`` that doubles the runs at each look (3, 6, 12, ...): few looks, many runs.
-DOUBLE = 0
+def _added(step: int, doubling: bool, n_runs: int, max_runs: int) -> int:
+    """Runs the next addition takes: ``step`` of them, or as many as there are (doubling)."""
+    return min(n_runs if doubling else step, max_runs - n_runs)
 
 
-def _added(step: int, n_runs: int, max_runs: int) -> int:
-    """Runs the next addition takes: ``step`` of them, or as many as there are (DOUBLE)."""
-    return min(n_runs if step == DOUBLE else step, max_runs - n_runs)
-
-
-def looks_for(min_runs: int, max_runs: int, step: int) -> int:
-    """How many analyses a run cap allows: one at ``min_runs``, one per addition after."""
+def looks_for(min_runs: int, max_runs: int, step: int = 1, *, doubling: bool = False) -> int:
+    """How many analyses a run cap allows: one at ``min_runs``, one per addition after
+    (``step`` runs at a time, or, ``doubling``, as many as there are: 3, 6, 12, ...)."""
     looks, n = 1, int(min_runs)
     while n < max_runs:
-        n += _added(step, n, max_runs)
+        n += _added(step, doubling, n, max_runs)
         looks += 1
     return looks
 
@@ -134,6 +132,7 @@ def until_decided(
     min_runs: int = 2,
     max_runs: int = 6,
     step: int = 1,
+    doubling: bool = False,
     budget_s: float = 60.0,
     extra: float | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
@@ -149,8 +148,8 @@ def until_decided(
         analyse: ``analyse(rows, confidence)`` -> the Estimate to decide on.
         band: ``(low, high)``, or a :class:`labkit.published.Band` (its effect
             is then used for the noise guard unless ``effect`` is given).
-        min_runs, max_runs, step: the first batch of runs, the cap, the increment
-            (:data:`DOUBLE`: double the runs at each look).
+        min_runs, max_runs, step: the first batch of runs, the cap, the increment.
+        doubling: double the runs at each look instead of adding ``step``.
         budget_s: no addition is started that would, at the pace so far, end
             after this many seconds from the start.
         extra: nor one that would take the additions past ``extra`` times the
@@ -162,12 +161,12 @@ def until_decided(
         A :class:`Sequential`.
 
     Raises:
-        ValueError: for min_runs < 1, max_runs < min_runs, step < 0, budget_s <= 0,
+        ValueError: for min_runs < 1, max_runs < min_runs, step < 1, budget_s <= 0,
             or an addition that returns no rows.
     """
-    if int(min_runs) < 1 or int(max_runs) < int(min_runs) or int(step) < 0:
+    if int(min_runs) < 1 or int(max_runs) < int(min_runs) or int(step) < 1:
         raise ValueError(
-            f"need 1 <= min_runs <= max_runs and step >= 0, got {min_runs}, {max_runs}, {step}"
+            f"need 1 <= min_runs <= max_runs and step >= 1, got {min_runs}, {max_runs}, {step}"
         )
     if not budget_s > 0:
         raise ValueError(f"budget_s must be > 0, got {budget_s}")
@@ -176,7 +175,7 @@ def until_decided(
         effect = band.effect if effect is None else effect
     else:
         low, high = (float(b) for b in band)
-    looks = looks_for(int(min_runs), int(max_runs), int(step))
+    looks = looks_for(int(min_runs), int(max_runs), int(step), doubling=bool(doubling))
     per_look = 1 - (1 - confidence) / looks
     start = clock()
     frames: list[pd.DataFrame] = []
@@ -219,7 +218,7 @@ def until_decided(
         if n_runs >= int(max_runs):
             stopped = "run cap"
             break
-        want = _added(int(step), n_runs, int(max_runs))
+        want = _added(int(step), bool(doubling), n_runs, int(max_runs))
         limit = budget_s if extra is None else min(budget_s, first_s * (1 + float(extra)))
         if elapsed + elapsed / n_runs * want > limit:
             stopped = "time budget"

@@ -357,11 +357,13 @@ def ratio_ci(
     *,
     by: str | Sequence[str] | None = None,
     **kw: Any,
-) -> Estimate | pd.DataFrame:
-    """:func:`ratio`, once (an :class:`Estimate`) or per ``by`` group (a DataFrame with
-    the ``by`` columns, ``numerator``, ``denominator`` and the Estimate's fields)."""
+) -> pd.DataFrame:
+    """:func:`ratio` per ``by`` group as a table: the ``by`` columns, ``numerator``,
+    ``denominator`` and the Estimate's fields, one row per group (one row in all when
+    ``by`` is None).  For the one :class:`Estimate`, call :func:`ratio`."""
     if by is None:
-        return ratio(df, numerator, denominator, **kw)
+        e = ratio(df, numerator, denominator, **kw)
+        return pd.DataFrame([{"numerator": numerator, "denominator": denominator, **e.as_dict()}])
     by_cols = [by] if isinstance(by, str) else list(by)
     rows = []
     for key, sub in _groups(df, by_cols):

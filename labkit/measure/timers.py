@@ -16,7 +16,7 @@ from typing import Any
 from labkit._args import index_arg, iters_arg, size_arg
 from labkit._ffi import check, ffi, lib, raise_errno
 from labkit.budget import apply_setting
-from labkit.core.fixed import RegisteredBuffer, _reg_arg, _seek_arg
+from labkit.core.fixed import RegisteredBuffer, check_registered, seek_id
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter, buffer_arg
 from labkit.errors import IterMisuseError
 
@@ -113,10 +113,10 @@ def time_fixed_seek(
 
     One batch of ``iters`` imports timed in C (``lk_time_fixed_seek``).
     """
-    reg = _reg_arg(reg)
+    reg = check_registered(reg)
     offset, length = _offset_arg(reg, offset, length)
     apply_setting()
-    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, _seek_arg(seek), iters_arg(iters))
+    ns = lib.lk_time_fixed_seek(reg.c_buf, offset, length, seek_id(seek), iters_arg(iters))
     return _batch(ns, "time_fixed_seek")
 
 
@@ -130,16 +130,14 @@ def time_fixed_submit(
     once the data arrived.  One batch of ``iters`` timed in C
     (``lk_time_fixed_submit``).
     """
-    reg = _reg_arg(reg)
+    reg = check_registered(reg)
     offset, length = _offset_arg(reg, offset, length)
     src = bytes([0xA5]) * length if data is None else bytes(data)
     if len(src) < length:
         raise ValueError(f"data has {len(src)} bytes, fewer than length {length}")
     csrc = ffi.from_buffer(src)
     apply_setting()
-    ns = lib.lk_time_fixed_submit(
-        reg.c_buf, offset, length, _seek_arg(seek), csrc, iters_arg(iters)
-    )
+    ns = lib.lk_time_fixed_submit(reg.c_buf, offset, length, seek_id(seek), csrc, iters_arg(iters))
     return _batch(ns, "time_fixed_submit")
 
 

@@ -15,9 +15,9 @@ for one at a time (the runs are timed; the machine may have two cores).  It
 1. pins itself to the measuring CPU and gets ``OPENBLAS_NUM_THREADS=1`` (and
    the other thread-pool variables, :data:`THREAD_ENV`) **before** importing
    labkit or numpy, so that no library starts a thread;
-2. imports the experiment function, named by a dotted path
-   (``"labkit.experiments.live_kernel:run_syscalls.in_worker"``: see
-   :func:`in_workers`), and calls it with JSON-able keyword arguments
+2. looks the experiment function up by its registered id (``"live.syscalls"``:
+   see :func:`target`; a worker refuses an id nobody registered, so a spec can
+   never name arbitrary code), and calls it with JSON-able keyword arguments
    (:mod:`labkit.measure.worker_main`); it returns its rows as a list of dicts
    (:func:`labkit.measure.runner.measure`), so that the worker never imports
    pandas (half of a worker's start-up), or a DataFrame;
@@ -51,21 +51,20 @@ error too (:class:`WorkerTimeout`); every wait is bounded
 
 from __future__ import annotations
 
-import functools
-import importlib
-import inspect
 import json
-import numbers
 import os
 import pickle
 import select
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labkit.live import ring as _live_ring  # noqa: F401 (what a live worker loads: probe_threads)
+from labkit.live import sources as _live_sources  # noqa: F401
+from labkit.live import syscalls as _live_syscalls  # noqa: F401
 from labkit.measure import runner, threads
 from labkit.measure.worker_errors import (
     WorkerError,
@@ -75,7 +74,7 @@ from labkit.measure.worker_errors import (
     keys_differ,
     worker_exception,
 )
-from labkit.measure.worker_main import worker_main
+from labkit.measure.worker_main import Target, lookup, register, worker_main
 from labkit.measure.worker_tmp import private_tmp, remove_stale_tmp
 
 if TYPE_CHECKING:
@@ -111,7 +110,6 @@ if spec["cpu"] is not None:
     os.sched_setaffinity(0, {spec["cpu"]})
 sys.path[:] = spec["path"] + [p for p in sys.path if p not in spec["path"]]
 from labkit.measure.worker_main import worker_main
-from labkit.measure.worker_tmp import private_tmp, remove_stale_tmp
 code = worker_main(spec)
 sys.stdout.flush()
 sys.stderr.flush()
@@ -119,24 +117,35 @@ os._exit(code)  # the rows are written: skip the interpreter's teardown
 """
 
 
-def target_name(fn: Callable[..., Any] | str) -> str:
-    """The ``"module:qualname"`` a worker imports to find ``fn`` (strings pass through).
+def target(
+    target_id: str, *, allow_io_threads: bool = True
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: register a module-level function of one run as worker target ``target_id``.
 
-    Raises:
-        ValueError: for a function a fresh interpreter cannot import by name
-            (a lambda, a nested function, one defined in ``__main__``).
+    The function is returned unchanged, with a ``target_id`` attribute;
+    :func:`run_in_workers` runs it by that id.  ``allow_io_threads=False``
+    makes every run of it refuse io_uring's kernel threads (pure system-call loops).
     """
-    if isinstance(fn, str):
-        if ":" not in fn and "." not in fn:
-            raise ValueError(f"target {fn!r} must be 'package.module:function'")
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        register(target_id, fn, allow_io_threads=allow_io_threads)
+        fn.target_id = target_id  # type: ignore[attr-defined]
         return fn
-    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
-    if not module or module == "__main__" or "<" in qualname:
-        raise ValueError(
-            f"{fn!r} cannot run in a worker: it must be a module-level function of an "
-            "importable module"
-        )
-    return f"{module}:{qualname}"
+
+    return wrap
+
+
+def _target(target: str | Callable[..., Any]) -> Target:
+    """The registered target named by its id, or by its function (carrying ``target_id``)."""
+    if callable(target):
+        target_id = getattr(target, "target_id", None)
+        if target_id is None:
+            raise ValueError(
+                f"{target!r} is not a registered worker target (register it with "
+                "labkit.measure.workers.target)"
+            )
+        return lookup(target_id)
+    return lookup(target)
 
 
 def _measuring_cpu(cpu: int | None) -> int | None:
@@ -166,22 +175,22 @@ def _search_path() -> list[str]:
 
 
 def run_in_workers(
-    target: Callable[..., Any] | str,
+    target: str | Callable[..., Any],
     kwargs: Mapping[str, Any] | None = None,
     *,
     runs: int,
     cpu: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     single_thread: bool = True,
-    allow_io_threads: bool = True,
+    allow_io_threads: bool | None = None,
     progress: bool = False,
 ) -> pd.DataFrame:
     """Run ``target(**kwargs)`` in ``runs`` fresh worker processes, one after another.
 
     Args:
-        target: a module-level function returning its tidy rows (one per
-            batch) as a list of dicts or a DataFrame, or its
-            ``"module:function"`` name.
+        target: the id of a registered worker target (:func:`target`), or
+            its function; it returns its tidy rows (one per batch) as a list
+            of dicts or a DataFrame.
         kwargs: its keyword arguments; must survive ``json.dumps``.
         runs: independent runs (worker processes), at least 1.
         cpu: the CPU every worker pins itself to before importing anything;
@@ -191,7 +200,8 @@ def run_in_workers(
             :mod:`labkit.measure.threads`).
         allow_io_threads: let io_uring's kernel threads exist (they are
             counted in ``io_threads``); False for pure system-call loops, which
-            must then have exactly one entry in /proc/self/task.
+            must then have exactly one entry in /proc/self/task.  None: as
+            the target was registered.
         progress: one line per run on stderr.
 
     Returns:
@@ -200,7 +210,7 @@ def run_in_workers(
 
     Raises:
         ValueError: for runs < 1, a CPU outside the affinity set, or a target
-            that cannot be imported by name.
+            that is not registered.
         TypeError: for keyword arguments that are not JSON-able.
         WorkerError: the worker raised (also an instance of the built-in type
             it raised), died, or returned no DataFrame; WorkerTimeout if it ran
@@ -216,7 +226,10 @@ def run_in_workers(
         raise ValueError(f"runs must be >= 1, got {runs}")
     if not timeout > 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout}")
-    name = target_name(target)
+    tgt = _target(target)
+    name = tgt.id
+    if allow_io_threads is None:
+        allow_io_threads = tgt.allow_io_threads
     kwargs = dict(kwargs or {})
     try:
         json.dumps(kwargs)
@@ -232,7 +245,7 @@ def run_in_workers(
             start = time.monotonic()
             try:
                 df = _one_run(
-                    name,
+                    tgt,
                     kwargs,
                     run,
                     runs,
@@ -261,7 +274,7 @@ def run_in_workers(
 
 
 def _one_run(
-    name: str,
+    tgt: Target,
     kwargs: dict[str, Any],
     run: int,
     runs: int,
@@ -273,9 +286,11 @@ def _one_run(
 ) -> pd.DataFrame:
     import subprocess
 
+    name = tgt.id
     base = tmp / f"run{run}"
     spec = {
         "target": name,
+        "home": tgt.home,
         "kwargs": kwargs,
         "cpu": cpu,
         "path": _search_path(),
@@ -366,116 +381,20 @@ def _wait(proc: Any, timeout: float) -> int:
     return proc.wait(timeout=max(0.0, deadline - time.monotonic()))
 
 
-# ---- an experiment measured in workers ------------------------------------------------
-
-#: For an argument that cannot travel as JSON: (parent -> JSON-able, JSON -> worker's value).
-Shipped = tuple[Callable[[Any], Any], Callable[[Any], Any]]
-Arguments = Mapping[str, Any]
-
-
-def _jsonable(value: Any) -> Any:
-    """``value`` as JSON carries it: numbers as int / float, iterables as lists."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if isinstance(value, Mapping):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray)):
-        return [_jsonable(v) for v in value]
-    return value  # run_in_workers refuses it with a TypeError
-
-
-def in_workers(
-    default_runs: Callable[[Arguments], int],
-    *,
-    allow_io_threads: bool = True,
-    ship: Mapping[str, Shipped] | None = None,
-    check: Callable[[Arguments], None] | None = None,
-    here: Callable[[Arguments], bool] | None = None,
-) -> Callable[[Callable[..., runner.Rows]], Callable[..., pd.DataFrame]]:
-    """Decorator: an experiment measured in ``runs`` workers, from the function of one run.
-
-    The decorated ``fn`` measures once, in the calling process, and returns its
-    rows.  The experiment returned in its place takes ``fn``'s arguments and
-    two keyword-only ones more: ``runs`` (None: ``default_runs(arguments)``)
-    and ``timeout`` (seconds each worker may take).  It binds the arguments as
-    ``fn`` would (defaults applied), calls ``check(arguments)`` (to refuse bad
-    ones before a worker starts), makes each JSON-able (iterables as lists; an
-    argument named in ``ship`` goes through its pair of functions), and
-    returns :func:`run_in_workers`' DataFrame, pinned to the ``cpu`` argument
-    if ``fn`` has one.  Where ``here(arguments)`` is true, ``fn`` runs in this
-    process instead and its rows come back as a DataFrame.
-
-    ``fn`` is what each worker runs, by the name ``"module:name.in_worker"``
-    (the ``in_worker`` attribute of the experiment).
-    """
-    shipped = dict(ship or {})
-
-    def wrap(fn: Callable[..., runner.Rows]) -> Callable[..., pd.DataFrame]:
-        sig = inspect.signature(fn)
-        name = f"{fn.__module__}:{fn.__qualname__}.in_worker"
-
-        @functools.wraps(fn)
-        def experiment(
-            *args: Any, runs: int | None = None, timeout: float = DEFAULT_TIMEOUT, **kwargs: Any
-        ) -> pd.DataFrame:
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            arguments = dict(bound.arguments)
-            if check is not None:
-                check(arguments)
-            if here is not None and here(arguments):
-                import pandas as pd
-
-                rows = fn(**arguments)
-                return pd.DataFrame(rows, columns=list(rows[0]))
-            sent = {
-                k: shipped[k][0](v) if k in shipped else _jsonable(v) for k, v in arguments.items()
-            }
-            return run_in_workers(
-                name,
-                sent,
-                runs=default_runs(arguments) if runs is None else runs,
-                cpu=arguments.get("cpu"),
-                timeout=timeout,
-                allow_io_threads=allow_io_threads,
-            )
-
-        def in_worker(**sent: Any) -> runner.Rows:
-            return fn(**{k: shipped[k][1](v) if k in shipped else v for k, v in sent.items()})
-
-        kw = inspect.Parameter.KEYWORD_ONLY
-        extra = [
-            inspect.Parameter("runs", kw, default=None, annotation="int | None"),
-            inspect.Parameter("timeout", kw, default=DEFAULT_TIMEOUT, annotation="float"),
-        ]
-        experiment.__signature__ = sig.replace(  # type: ignore[attr-defined]
-            parameters=[*sig.parameters.values(), *extra], return_annotation="pd.DataFrame"
-        )
-        experiment.in_worker = in_worker  # type: ignore[attr-defined]
-        return experiment
-
-    return wrap
-
-
 def probe_threads(*, timeout: float = 120.0) -> threads.ThreadCount:
-    """The threads a measuring worker has once labkit's live experiments are imported.
+    """The threads a measuring worker has once labkit's live layer is imported.
 
-    Spawns one worker (as :func:`run_in_workers` does) that imports
-    :mod:`labkit.experiments.live_kernel` and counts its threads: what the
-    environment record states as the measuring process's thread count.
+    Spawns one worker (as :func:`run_in_workers` does), which loads what a live
+    experiment measures with (:mod:`labkit.live`: this module imports it), and
+    counts its threads: what the environment record states as the measuring
+    process's thread count.
     """
     df = run_in_workers(_thread_probe, runs=1, timeout=timeout, single_thread=False)
     return threads.ThreadCount(int(df["threads"].iloc[0]), int(df["io_threads"].iloc[0]))
 
 
+@target("measure.thread_probe")
 def _thread_probe() -> runner.Rows:
-    # what a live worker imports (by name: a run-time probe, not a dependency of this layer)
-    importlib.import_module("labkit.experiments.live_kernel")
-
     seen = threads.count_threads()
     if seen is None:
         raise OSError("/proc/self/task is not readable")
@@ -487,10 +406,11 @@ __all__ = [
     "THREAD_ENV",
     "WorkerError",
     "WorkerTimeout",
-    "in_workers",
+    "Target",
+    "lookup",
     "probe_threads",
     "remove_stale_tmp",
     "run_in_workers",
-    "target_name",
+    "target",
     "worker_main",
 ]

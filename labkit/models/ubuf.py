@@ -422,6 +422,20 @@ def batches(
     return {name: m.batch(iters) for name, m in models.items()}
 
 
+#: The columns of :func:`work_table` a reader compares between eras (the iterator's work).
+WORK_COLUMNS = (
+    "ubuf_iters",
+    "iovec_iters",
+    "seg_steps",
+    "uvec_bytes_read",
+    "iovec_table_bytes",
+    "iter_bytes_copied",
+    "allocs",
+    "frees",
+    "bytes_moved",
+)
+
+
 def work_table(models: Mapping[str, _Model], calls: int = 1000) -> Any:
     """A pandas DataFrame of per-call work, one row per model (deterministic)."""
     import pandas as pd
@@ -436,6 +450,7 @@ def work_table(models: Mapping[str, _Model], calls: int = 1000) -> Any:
 
 
 __all__ = [
+    "WORK_COLUMNS",
     "ASYNC_STATE_BYTES",
     "ITER_STATE_BYTES",
     "OPS",

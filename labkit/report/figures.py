@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-#: ``savefig(fig, "name"`` in a cell's source.
-SAVEFIG_CALL = re.compile(r"savefig\(\s*[^,]+,\s*[\"']([A-Za-z0-9_-]+)[\"']")
+#: ``savefig(fig, "name"`` or ``claims.figure("name"`` (which saves it) in a cell's source.
+SAVEFIG_CALL = re.compile(r"(?:savefig\(\s*[^,]+,|\bfigure\()\s*[\"']([A-Za-z0-9_-]+)[\"']")
 
 
 def describe(fig: Any, caption: str | None = None) -> dict[str, Any]:

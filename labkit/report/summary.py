@@ -73,6 +73,7 @@ from labkit.report.summary_format import (
 
 #: Columns of the summary table, in order.
 COLUMNS = [
+    "claim",
     "result",
     "quantity",
     "published",
@@ -152,6 +153,7 @@ def record(
     explained: str = "",
     noise: float | None = None,
     verdict: str | None = None,
+    claim: str | None = None,
     out: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Record one headline quantity of a result, beside its published figure, with its verdict.
@@ -174,6 +176,10 @@ def record(
         noise: the machine's noise for this figure (default: ``measured.noise``).
         verdict: only for quantities without a declared band (a test, the tour);
             a quantity with a band always gets the rule's verdict.
+        claim: the claim's id (:mod:`labkit.claims`, e.g. "R2.saved_share"): its
+            band is looked up by id, and the row is keyed by it.  None: the
+            band of (``result_id``, ``quantity``), whose claim id keys the row
+            if it has one.
         out: output root (default :func:`out_dir`).
 
     Returns:
@@ -189,7 +195,13 @@ def record(
     for name, text in (("result_id", result_id), ("quantity", quantity), ("reason", reason)):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"record: {name} must be a non-empty string, got {text!r}")
-    band = _published.band(result_id.strip(), quantity.strip())
+    if claim is not None:
+        band = _published.claim_band(claim)
+        if band is not None and band.result != result_id.strip():
+            raise ValueError(f"record: claim {claim!r} is of {band.result}, not {result_id!r}")
+    else:
+        band = _published.band(result_id.strip(), quantity.strip())
+        claim = band.claim if band is not None else ""
     if band is not None and verdict is not None:
         raise ValueError(
             f"record: {quantity!r} has a declared band: its verdict comes from the rule"
@@ -215,6 +227,7 @@ def record(
         text, why = "not measured", f"no declared band to compare with; {reason.strip()}"
         method = m.method if m is not None else ""
     row = {
+        "claim": claim,
         "result": result_id.strip(),
         "quantity": quantity.strip(),
         "published": _value(published, "published"),
@@ -236,7 +249,8 @@ def record(
         "quick": quick_mode(),
         "recorded": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
-    path = _summary_dir(out) / f"{_slug(row['result'])}--{_slug(row['quantity'])}.json"
+    key = row["claim"] or f"{row['result']}--{row['quantity']}"
+    path = _summary_dir(out) / f"{_slug(key)}.json"
     atomic_write_text(path, json.dumps(row, indent=1) + "\n")
     return row
 

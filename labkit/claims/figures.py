@@ -1,0 +1,248 @@
+"""The figures of the claims, by name: ``claims.figure("R1-seek-cost-vs-offset")``.
+
+Each figure is drawn from what the current session measured (measuring it
+first if need be), saved with :func:`labkit.report.savefig` under its name
+(when a reproduction runs), and returned: a notebook cell that ends with
+``claims.figure(name)`` shows it once.  Figures are built on
+:class:`matplotlib.figure.Figure` (not pyplot), so nothing is shown twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from labkit import published
+from labkit.claims import r1
+from labkit.claims.engine import Session, session
+from labkit.core.fixed import SEEKS
+from labkit.experiments import fixed_seek
+from labkit.measure import stats
+from labkit.report import summary
+from labkit.report.plots import COLORS, fit_power_law
+
+MiB = 1 << 20
+
+#: Figure name -> drawing function of a session.
+FIGURES: dict[str, Callable[[Session], Figure]] = {}
+
+
+def drawn(name: str) -> Callable[[Callable[[Session], Figure]], Callable[[Session], Figure]]:
+    """Decorator: register a drawing function under the figure name ``name``."""
+
+    def wrap(fn: Callable[[Session], Figure]) -> Callable[[Session], Figure]:
+        if name in FIGURES:
+            raise ValueError(f"figure {name!r} is already drawn by {FIGURES[name].__name__}")
+        FIGURES[name] = fn
+        return fn
+
+    return wrap
+
+
+def figure(name: str, *, quick: bool | None = None) -> Figure:
+    """Draw the figure ``name`` from the current session, save it, and return it.
+
+    Raises:
+        KeyError: for an unknown figure name (the message lists them).
+    """
+    try:
+        draw = FIGURES[name]
+    except KeyError:
+        raise KeyError(f"unknown figure {name!r}; known: {', '.join(FIGURES)}") from None
+    fig = draw(session(quick))
+    summary.savefig(fig, name)
+    return fig
+
+
+def skipped(why: str) -> Figure:
+    """A figure that says why it could not be drawn here (io_uring refused, ...)."""
+    fig = Figure(figsize=(7, 1.2))
+    ax = fig.subplots()
+    ax.axis("off")
+    ax.text(0.5, 0.5, f"not measured: {why}", ha="center", va="center")
+    return fig
+
+
+def errorbars(d: object, col: str = "median") -> list[object]:
+    """``yerr`` for matplotlib from a table with ``col``, ``ci_low`` and ``ci_high``."""
+    return [d[col] - d["ci_low"], d["ci_high"] - d[col]]
+
+
+# ---- R1 -------------------------------------------------------------------------------
+
+
+def seek_table(s: Session) -> object:
+    """Median seek cost (95% CI) per seek and offset, from the seek runs."""
+    data = s.measure(r1.SEEK).data
+    return stats.median_ci(data, by=["variant", "offset", "pages_skipped"])
+
+
+@drawn("R1-seek-cost-vs-offset")
+def seek_cost(s: Session) -> Figure:
+    """The four seeks' cost against the pages skipped, with the published seek."""
+    data, pub = s.measure(r1.SEEK).data, published.r1_figures()
+    tab = seek_table(s)
+    slope = {v: stats.slope(data, variant=v, min_x=16) for v in ("walk-2019", "walk")}
+    fig = Figure(figsize=(7.5, 4.5))
+    ax = fig.subplots()
+    for seek in SEEKS:
+        d = tab[tab.variant == seek].sort_values("offset")
+        label = seek + (f" ({slope[seek].estimate:.2f} ns/page)" if seek in slope else "")
+        x = d["pages_skipped"].clip(lower=0.5)
+        ax.errorbar(x, d["median"], yerr=errorbars(d), fmt="o-", ms=4, label=label)
+    # the published figures are whole submissions; their seek alone is before - after tail
+    seek_only = pub["before_tail_ns"] - pub["after_tail_ns"]
+    label = "published, seek only: before tail - after tail (1 GiB assumed)"
+    ax.plot([published.GIB_PAGES], [seek_only], "k*", ms=12, label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("pages skipped to reach the offset (offset / 4 KiB; 0 drawn at 0.5)")
+    ax.set_ylabel("ns per io_import_fixed (seek only)")
+    ax.set_title(f"Seek cost across a {s.params(r1.SEEK).buffer // MiB} MiB registered buffer")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+@drawn("R1-head-vs-tail")
+def head_vs_tail(s: Session) -> Figure:
+    """The four submissions, F + seek + copy, beside the published ones."""
+    data, pub = s.measure(r1.SUBMIT).data, published.r1_figures()
+    costs = fixed_seek.submission_costs(data)
+    labels = list(costs)
+    x = np.arange(len(labels))
+    est = np.array([costs[k].estimate for k in labels])
+    low = np.array([costs[k].ci_low for k in labels])
+    high = np.array([costs[k].ci_high for k in labels])
+    fig = Figure(figsize=(7.5, 4.4))
+    ax = fig.subplots()
+    size = s.params(r1.SUBMIT).buffer // MiB
+    ax.errorbar(
+        x - 0.08,
+        est,
+        yerr=[est - low, high - est],
+        fmt="o",
+        ms=7,
+        capsize=8,
+        color=COLORS["model"],
+        label=f"model seek + copy + measured F ({size} MiB), 95% CI",
+    )
+    pubs = [pub[fixed_seek.SUBMISSIONS[k][1]] for k in labels]
+    label = "published (2019, one measurement each)"
+    ax.plot(x + 0.08, pubs, "D", ms=7, color=COLORS["published"], label=label)
+    ax.set_yscale("log")
+    ax.set_xticks(x, labels)
+    ax.set_xlim(-0.5, len(labels) - 0.5)
+    ax.set_xlabel("submission: before or after the fix, at the head or the tail of the buffer")
+    ax.set_ylabel("ns per 4 KiB READ_FIXED submission (log scale)")
+    ax.set_title("One 4 KiB READ_FIXED: head vs tail, before vs after the fix")
+    ax.legend(loc="upper right", fontsize=8)
+    return fig
+
+
+def submissions(s: Session) -> object:
+    """The submission runs' medians (95% CI) per variant, F among them."""
+    data = s.measure(r1.SUBMIT).data
+    return stats.median_ci(data, by=["variant"])[["variant", "n", "median", "ci_low", "ci_high"]]
+
+
+def fixed_cost(s: Session) -> object:
+    """F, the fixed cost of one submission, measured in the submission runs (Estimate)."""
+    return stats.median(s.measure(r1.SUBMIT).data, "F")
+
+
+def head_tail_ratios(s: Session) -> object:
+    """The three head/tail ratios of R1, (F + seek + copy) over (F + seek + copy), beside the
+    published ones."""
+    pub = published.r1_figures()
+    ratios = fixed_seek.head_tail_ratios(s.measure(r1.SUBMIT).data)
+    table = stats.to_frame(ratios, key="ratio").set_index("ratio")
+    table["published"] = [pub[key] for *_, key in fixed_seek.RATIOS.values()]
+    return table[["estimate", "ci_low", "ci_high", "published", "n_runs"]]
+
+
+def by_size(s: Session) -> object:
+    """The tail speed-up and the walk-2019 tail/head ratio per buffer size."""
+    data = s.measure(r1.SIZES).data
+    sub = s.measure(r1.SUBMIT).data
+    frames = {int(size): d for size, d in data.groupby("buffer")}
+    return fixed_seek.ratios_by_size(frames, fixed=sub[sub.variant == "F"])
+
+
+@drawn("R1-ratio-vs-buffer-size")
+def ratio_vs_size(s: Session) -> Figure:
+    """How the tail penalty grows with the buffer (power laws fitted)."""
+    table = by_size(s)
+    fig = Figure(figsize=(7.5, 4.4))
+    ax = fig.subplots()
+    # the two ratios nearly coincide (a walk-2019 head costs what a shifted tail costs):
+    # the second is drawn with open squares, 8% to the right, so that both stay visible
+    styles = [("o", 1.0, None), ("s", 1.08, "none")]
+    for (label, d), (marker, dx, face) in zip(
+        table.groupby("ratio", sort=False), styles, strict=True
+    ):
+        fit = fit_power_law(d["buffer_MiB"], d["estimate"])
+        shifted = ", drawn 8% right" if dx != 1.0 else ""
+        ax.errorbar(
+            d["buffer_MiB"] * dx,
+            d["estimate"],
+            yerr=errorbars(d, "estimate"),
+            marker=marker,
+            mfc=face,
+            ls="-" if dx == 1.0 else "--",
+            capsize=4,
+            label=f"{label} (slope {fit.slope:.2f}){shifted}",
+        )
+    speedup = published.r1_figures()["tail_speedup"]
+    ax.plot([1024], [speedup], "k*", ms=12, label="published 755x (1 GiB assumed)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("registered buffer size (MiB)")
+    ax.set_ylabel("ratio of (F + seek + copy) times, x")
+    ax.set_title("How the tail penalty grows with the buffer")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def folio_table(s: Session) -> object:
+    """Median seek to the head and the tail per seek, with 4 KiB pages and 2 MiB folios."""
+    data = s.measure(r1.FOLIO).data
+    fs = stats.median_ci(data, by=["folio_shift", "variant", "offset"])
+    fs["where"] = np.where(fs["offset"] == 0, "head", "tail")
+    table = fs.pivot(index="variant", columns=["folio_shift", "where"], values="median")
+    return table.loc[list(SEEKS)]
+
+
+@drawn("R1-folio-tail-seek")
+def folio_tail(s: Session) -> Figure:
+    """The tail seek with 4 KiB bvecs and with 2 MiB folios, per seek."""
+    table = folio_table(s)
+    fig = Figure(figsize=(7, 3.8))
+    ax = fig.subplots()
+    xs = np.arange(len(SEEKS))
+    for k, bits in enumerate((12, 21)):
+        label = f"{1 << bits >> 10} KiB bvecs (folio_shift {bits})"
+        ax.bar(xs + (k - 0.5) * 0.38, table[(bits, "tail")], 0.38, label=label)
+    ax.set_xticks(xs, list(SEEKS))
+    ax.set_yscale("log")
+    ax.set_ylabel("ns per seek to the last page")
+    ax.set_xlabel("seek")
+    buffer = s.params(r1.FOLIO).buffer // MiB
+    ax.set_title(f"Tail seek of a {buffer} MiB buffer: 4 KiB pages vs 2 MiB folios")
+    ax.legend()
+    return fig
+
+
+__all__ = [
+    "FIGURES",
+    "by_size",
+    "drawn",
+    "figure",
+    "fixed_cost",
+    "folio_table",
+    "head_tail_ratios",
+    "seek_table",
+    "skipped",
+    "submissions",
+]

@@ -1,0 +1,138 @@
+"""What a notebook calls besides ``run`` and ``figure``: its start, its prose, its summary.
+
+* :func:`start`: the mode (quick or full), the plotting style, a new session.
+* :func:`markdown`: prose whose measured figures are rendered from this run's
+  results, never typed: ``{R1.walk_tail_ns}`` is the claim's estimate with its
+  interval, ``{R1.walk_tail_ns:,.0f}`` its estimate alone, formatted;
+  ``{R1.walk_tail_ns.low}``, ``.high``, ``.runs``, ``.verdict`` the rest.
+  Values computed elsewhere come in as keywords.
+* :func:`summary`: run the claims a notebook shows and print their summary rows.
+* :func:`save_results`: in full mode, write every table the session measured.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Iterable
+from typing import Any
+
+from labkit.claims.claim import ids
+from labkit.claims.engine import Outcome, Session, new_session, session
+from labkit.config import quick_mode
+from labkit.measure import results
+from labkit.measure.resampling import Estimate
+from labkit.report import summary
+from labkit.report.plots import apply_style
+
+
+def start(quick: bool | None = None) -> Session:
+    """A notebook's first call: the mode (printed), the plotting style, a new session."""
+    apply_style()
+    s = new_session(quick_mode(quick))
+    print(f"mode: {'quick' if s.quick else 'full'}")
+    return s
+
+
+class Markdown(str):
+    """Text that Jupyter shows as Markdown (no IPython needed to make it)."""
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+
+class Quoted:
+    """A figure as prose quotes it: ``format(q, "")`` is the estimate with its interval
+    (and the claim's unit), ``format(q, ".2f")`` the estimate alone; ``q.low``,
+    ``q.high``, ``q.runs`` and, for a claim, ``q.verdict``."""
+
+    def __init__(self, value: Outcome | Estimate | None, unit: str = ""):
+        self.out = value if isinstance(value, Outcome) else None
+        self.est = value.estimate if isinstance(value, Outcome) else value
+        self.unit = value.claim.unit if isinstance(value, Outcome) else unit
+
+    def __format__(self, spec: str) -> str:
+        if self.est is None:
+            return "(not measured)"
+        if spec:
+            return format(self.est.estimate, spec)
+        e = self.est
+        text = summary.format_interval(
+            {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high}
+        )
+        return text + ("" if self.unit in ("", "x") else f" {self.unit}")
+
+    @property
+    def low(self) -> float:
+        """The interval's lower end."""
+        return self.est.ci_low
+
+    @property
+    def high(self) -> float:
+        """The interval's upper end."""
+        return self.est.ci_high
+
+    @property
+    def runs(self) -> int:
+        """Independent runs behind the estimate."""
+        return self.est.n_runs
+
+    @property
+    def verdict(self) -> str:
+        """The rule's verdict of a claim (its row is recorded first)."""
+        if self.out is None:
+            raise AttributeError("only a claim has a verdict")
+        return self.out.session.run(self.out.claim.id).verdict
+
+
+class _Result:
+    """``R1`` in a template: its claims by short name (``R1.walk_tail_ns``)."""
+
+    def __init__(self, result: str, s: Session):
+        self.result, self.session = result, s
+
+    def __getattr__(self, name: str) -> Quoted:
+        return Quoted(self.session.run(f"{self.result}.{name}", record=False))
+
+
+def markdown(template: str, **values: Any) -> Markdown:
+    """``template`` with every ``{R<n>.<claim>...}`` and ``{name}`` field filled from this
+    run: claims from the current session (run if need be), names from ``values`` (an
+    Estimate among them is quoted as a claim is: ``{F}`` with its interval).
+
+    Raises:
+        KeyError: for a field that is neither a claim nor a given value.
+    """
+    s = session()
+    fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+    results_ = {f.split(".")[0] for f in fields if f[:1] == "R" and f.split(".")[0][1:].isdigit()}
+    namespace = {r: _Result(r, s) for r in results_}
+    quoted = {k: Quoted(v) if isinstance(v, Estimate) else v for k, v in values.items()}
+    return Markdown(template.format(**namespace, **quoted))
+
+
+def summary_of(claim_ids: Iterable[str] | str) -> str:
+    """Run each claim (a result id such as "R1" means all of its claims) and return its rows
+    of the summary table as text."""
+    wanted = ids(claim_ids) if isinstance(claim_ids, str) else list(claim_ids)
+    for cid in wanted:
+        session().run(cid)
+    table = summary.summary_table()
+    return summary.format_summary(table[table["claim"].isin(wanted)])
+
+
+def save_results() -> str:
+    """In full mode, write every result table the session measured (with the environment
+    record); in quick mode, nothing.  Returns what was done, in words."""
+    s = session()
+    if s.quick:
+        return "quick mode: results not saved"
+    frames = {}
+    for m in s.measurements():
+        name = m.experiment.results
+        if m.why_not or not name:
+            continue
+        frames.update(name(m.data) if callable(name) else {name: m.data})
+    return str(results.save_all(frames))
+
+
+__all__ = ["Markdown", "Quoted", "markdown", "save_results", "start", "summary_of"]

@@ -1,0 +1,126 @@
+"""An experiment measured in independent worker runs, written as the function of one run.
+
+:func:`in_workers` turns the function one worker runs into the public experiment:
+it binds and checks the arguments in the parent, ships them as JSON, registers
+the function as a worker target (:func:`labkit.measure.workers.target`) and
+returns :func:`labkit.measure.workers.run_in_workers`' rows.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from labkit.measure import runner
+from labkit.measure.workers import DEFAULT_TIMEOUT, run_in_workers, target
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: For an argument that cannot travel as JSON: (parent -> JSON-able, JSON -> worker's value).
+Shipped = tuple[Callable[[Any], Any], Callable[[Any], Any]]
+Arguments = Mapping[str, Any]
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as JSON carries it: numbers as int / float, iterables as lists."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray)):
+        return [_jsonable(v) for v in value]
+    return value  # run_in_workers refuses it with a TypeError
+
+
+def in_workers(
+    target_id: str,
+    *,
+    allow_io_threads: bool = True,
+    ship: Mapping[str, Shipped] | None = None,
+    check: Callable[[Arguments], None] | None = None,
+    here: Callable[[Arguments], bool] | None = None,
+) -> Callable[[Callable[..., runner.Rows]], Callable[..., pd.DataFrame]]:
+    """Decorator: an experiment measured in ``runs`` workers, from the function of one run.
+
+    The decorated ``fn`` measures once, in the calling process, and returns its
+    rows.  The experiment returned in its place takes ``fn``'s arguments and
+    keyword-only ones more: ``runs`` (independent worker runs, 1 unless given:
+    how many a claim needs is the claim's budget, :mod:`labkit.claims`),
+    ``timeout`` (seconds each worker may take) and ``progress`` (a line per run).
+    It binds the arguments as ``fn`` would (defaults applied), calls
+    ``check(arguments)`` (to refuse bad ones before a worker starts), makes each
+    JSON-able (iterables as lists; an argument named in ``ship`` goes through its
+    pair of functions), and returns :func:`run_in_workers`' DataFrame, pinned to
+    the ``cpu`` argument if ``fn`` has one.  Where ``here(arguments)`` is true,
+    ``fn`` runs in this process instead and its rows come back as a DataFrame.
+
+    ``fn`` is what each worker runs, registered as worker target ``target_id``
+    (the ``in_worker`` attribute of the experiment).
+    """
+    shipped = dict(ship or {})
+
+    def wrap(fn: Callable[..., runner.Rows]) -> Callable[..., pd.DataFrame]:
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def experiment(
+            *args: Any,
+            runs: int = 1,
+            timeout: float = DEFAULT_TIMEOUT,
+            progress: bool = False,
+            **kwargs: Any,
+        ) -> pd.DataFrame:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            arguments = dict(bound.arguments)
+            if check is not None:
+                check(arguments)
+            if here is not None and here(arguments):
+                import pandas as pd
+
+                rows = fn(**arguments)
+                return pd.DataFrame(rows, columns=list(rows[0]))
+            sent = {
+                k: shipped[k][0](v) if k in shipped else _jsonable(v) for k, v in arguments.items()
+            }
+            return run_in_workers(
+                in_worker,
+                sent,
+                runs=runs,
+                cpu=arguments.get("cpu"),
+                timeout=timeout,
+                allow_io_threads=allow_io_threads,
+                progress=progress,
+            )
+
+        def in_worker(**sent: Any) -> runner.Rows:
+            return fn(**{k: shipped[k][1](v) if k in shipped else v for k, v in sent.items()})
+
+        in_worker.__qualname__ = f"{fn.__qualname__}.in_worker"
+        in_worker.__module__ = fn.__module__
+        target(target_id, allow_io_threads=allow_io_threads)(in_worker)
+
+        kw = inspect.Parameter.KEYWORD_ONLY
+        extra = [
+            inspect.Parameter("runs", kw, default=1, annotation="int"),
+            inspect.Parameter("timeout", kw, default=DEFAULT_TIMEOUT, annotation="float"),
+            inspect.Parameter("progress", kw, default=False, annotation="bool"),
+        ]
+        experiment.__signature__ = sig.replace(  # type: ignore[attr-defined]
+            parameters=[*sig.parameters.values(), *extra], return_annotation="pd.DataFrame"
+        )
+        experiment.in_worker = in_worker  # type: ignore[attr-defined]
+        return experiment
+
+    return wrap
+
+
+__all__ = ["Arguments", "Shipped", "in_workers"]

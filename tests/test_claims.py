@@ -1,0 +1,172 @@
+"""labkit.claims: the registry, the parameters' convention and the engine (no timing here).
+
+The engine is driven with a test-only claim whose experiment makes rows from
+numbers (no worker, no clock), so what is checked is the wiring: an
+experiment shared by two claims is measured once, runs are added until the
+deciding claim is decided, the row is keyed by id and judged by the rule.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from labkit import claims, published
+from labkit.claims import claim as claim_mod
+from labkit.experiments.params import Params
+from labkit.measure import stats
+from labkit.measure.sequential import Budget
+from labkit.published import Band
+
+
+def test_every_band_belongs_to_a_claim_and_every_claim_id_is_unique():
+    bands = published.bands()
+    ids = claims.ids()
+    assert len(ids) == len(set(ids)) == 16
+    assert set(bands["claim"]) <= set(ids)
+    without = sorted(set(ids) - set(bands["claim"]))
+    assert without == ["R3.model_ns_saved"]  # model only: R3 published no per-request figure
+    for cid in ids:
+        c, b = claims.get(cid), published.claim_band(cid)
+        assert c.result == cid.split(".")[0]
+        if b is not None:
+            assert (b.result, b.quantity, b.unit) == (c.result, c.label, c.unit), cid
+
+
+def test_an_unknown_claim_names_the_known_ones():
+    with pytest.raises(KeyError, match="R2.saved_share"):
+        claims.get("R2.nope")
+
+
+def _params_classes() -> set[type[Params]]:
+    return {claims.get(cid).experiment.params for cid in claims.ids()}
+
+
+@pytest.mark.parametrize("cls", sorted(_params_classes(), key=lambda c: c.__qualname__))
+def test_params_have_quick_and_full_values_and_survive_json(cls):
+    for p in (cls.quick(), cls.full()):
+        assert dataclasses.is_dataclass(p)
+        back = cls.from_json(json.loads(json.dumps(p.to_json())))
+        assert back == p and back.key() == p.key()
+    assert cls.quick() != cls.full()
+    with pytest.raises(TypeError, match="unknown"):
+        cls.from_json({**cls.quick().to_json(), "nope": 1})
+
+
+def test_experiment_ids_are_unique_per_measurement():
+    seen: dict[str, object] = {}
+    for cid in claims.ids():
+        exp = claims.get(cid).experiment
+        assert seen.setdefault(exp.id, exp) is exp, exp.id
+
+
+# ---- the engine, on a test-only claim ------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Fake(Params):
+    """Rows from numbers: variant "a" around ``level``, "b" around 1."""
+
+    level: float = 1.0
+
+    @classmethod
+    def quick(cls) -> Fake:
+        return cls(level=1.02)
+
+    @classmethod
+    def full(cls) -> Fake:
+        return cls(level=1.02)
+
+
+CALLS: list[int] = []
+
+
+def fake_measure(p: Fake, runs: int) -> pd.DataFrame:
+    """``runs`` runs of 5 rounds; the runs' ratios a/b alternate ``level`` and ``level + 0.004``."""
+    CALLS.append(runs)
+    rows = []
+    for run in range(runs):
+        level = p.level + 0.004 * (run % 2)
+        for rep in range(5):
+            b = 100.0 + rep
+            rows.append({"variant": "a", "repeat": rep, "run": run, "ns_per_op": b * level})
+            rows.append({"variant": "b", "repeat": rep, "run": run, "ns_per_op": b})
+    return pd.DataFrame(rows)
+
+
+def fake_ratio(rows: pd.DataFrame, confidence: float) -> object:
+    return stats.ratio(rows, "a", "b", confidence=confidence)
+
+
+def fake_difference(rows: pd.DataFrame, confidence: float) -> object:
+    return stats.difference(rows, "a", "b", confidence=confidence)
+
+
+def _reason(out: object) -> str:
+    return "a test-only claim"
+
+
+FAKE = claims.Experiment(
+    id="R9.fake",
+    params=Fake,
+    measure=fake_measure,
+    budget=lambda quick: Budget(min_runs=2, max_runs=4, budget_s=600.0, extra=None),  # runs only
+    decided_by="R9.ratio",
+)
+BANDS = {
+    "R9.ratio": Band("R9.ratio", "R9", "fake ratio", 0.9, 1.15, 1.0, "x", "test", "test", "", 1.02)
+}
+
+
+@pytest.fixture
+def fake_claims(monkeypatch, tmp_path):
+    monkeypatch.setattr(published, "claim_band", BANDS.get)
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
+    CALLS.clear()
+    made = [
+        claims.Claim("R9.ratio", "fake ratio", "x", FAKE, fake_ratio, _reason),
+        claims.Claim(
+            "R9.diff", "fake difference", "ns", FAKE, fake_difference, _reason, side="model"
+        ),
+    ]
+    claims.register(*made)
+    yield tmp_path
+    for c in made:
+        claim_mod._CLAIMS.pop(c.id)
+
+
+def test_two_claims_of_one_experiment_measure_it_once(fake_claims):
+    session = claims.new_session(quick=True)
+    diff = session.run("R9.diff")  # asked first, but the ratio decides the runs
+    ratio = session.run("R9.ratio")
+    assert CALLS == [2]  # the budget's first runs, decided at once, measured once
+    assert ratio.measured is diff.measured
+    assert ratio.verdict == "reproduced" and math.isclose(ratio.estimate.estimate, 1.022)
+    assert diff.estimate.confidence == ratio.measured.confidence  # decided at that confidence
+    assert set(diff.data["session"]) == {session.name}
+    assert sorted(diff.data["run"].unique()) == [0, 1]
+    assert session.plan(["R9.diff", "R9.ratio"]) == [(FAKE, Fake.quick())]
+
+
+def test_rows_are_keyed_by_claim_id_and_judged_by_the_rule(fake_claims):
+    claims.new_session(quick=True)
+    claims.run("R9.ratio")
+    claims.run("R9.diff")
+    rows = pd.read_json(fake_claims / "summary" / "r9-ratio.json", typ="series")
+    assert rows["claim"] == "R9.ratio" and rows["verdict"] == "reproduced"
+    assert rows["live"] == pytest.approx(1.022) and rows["band_low"] == 0.9
+    diff = pd.read_json(fake_claims / "summary" / "r9-diff.json", typ="series")
+    assert diff["verdict"] == "not measured" and diff["model"] > 0  # no band declared
+
+
+def test_an_undecided_claim_gets_more_runs_up_to_the_cap(fake_claims, monkeypatch):
+    narrow = {"R9.ratio": dataclasses.replace(BANDS["R9.ratio"], low=1.021, high=1.023)}
+    monkeypatch.setattr(published, "claim_band", narrow.get)
+    out = claims.new_session(quick=True).run("R9.ratio")
+    assert CALLS[0] == 2 and sum(CALLS) == 4  # 2, then one at a time up to the cap of 4
+    assert out.measured.sequential.stopped == "run cap"
+    assert out.verdict == "inconclusive"
