@@ -142,12 +142,12 @@ class IovIter:
             return cls._bvec_fill(d, entries, segs, keep, count)
 
     @classmethod
-    def bvec_table(cls, direction: int, table: Any, nr_segs: int, keep: Any = ()) -> IovIter:
-        """A BVEC over a filled C ``struct lk_bvec[]`` of ``nr_segs`` entries (a table too long
-        to build entry by entry); ``keep`` holds the memory they point at while it lives."""
+    def bvec_from_table(cls, direction: int, table: Any, nr_segs: int, keep: Any = ()) -> IovIter:
+        """A BVEC over the first ``nr_segs`` entries of a filled C ``struct lk_bvec[]``, count
+        their total; ``keep``: the memory they point at, kept while the iterator lives."""
         d, n = direction_arg(direction), size_arg(nr_segs, "nr_segs")
         if n > len(table):
-            raise ValueError(f"bvec_table: {n} entries asked of a table of {len(table)}")
+            raise ValueError(f"bvec_from_table: {n} entries asked of a table of {len(table)}")
         it = ffi.new("struct lk_iov_iter *")
         total = sum(int(table[k].bv_len) for k in range(n))
         check(lib.lk_iter_bvec(it, d, table, n, total), "bvec")

@@ -55,7 +55,7 @@ def repeated_page_bvec(direction: int, nr_segs: int, mem: UserMemory | None = No
     page = mem.map(PAGE_SIZE)
     table = ffi.new("struct lk_bvec[]", nr_segs)
     lib.lk_bench_fill_bvec(table, nr_segs, page.addr, PAGE_SIZE, 0)
-    return IovIter.bvec_table(direction, table, nr_segs, keep=(page, mem))
+    return IovIter.bvec_from_table(direction, table, nr_segs, keep=(page, mem))
 
 
 @dataclass

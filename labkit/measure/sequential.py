@@ -42,12 +42,11 @@ DECIDED = ("reproduced", "differs")
 #: interval (:func:`labkit.measure.resampling.small_sample_factor`) lets 3 runs of
 #: normal data cover 95%, but the runs of a shared VM are not normal: the host moves
 #: between speed states that last seconds to minutes, and 3 runs that fell in one state
-#: see none of the others.  Measured on 2026-12-02 (AMD EPYC KVM guest, 2 vCPUs), over
-#: the 57 runs of R2's live A/B in ten full reproductions: intervals from disjoint blocks
-#: of 3 consecutive runs covered the day's mean 15 (ns saved) and 16 (time saved) times
-#: in 19, from blocks of 6 every time in 7; two reproductions 30 minutes apart that
-#: stopped at 3 runs gave 3.52 [3.11, 4.23] and 5.42 [5.09, 5.63] ns saved.  The rounds
-#: of a run are shared out (:meth:`Budget.share`), so 6 short runs cost what 3 long did.
+#: see none of the others.  Over the 57 runs of R2's live A/B in ten full reproductions
+#: on one host, intervals from disjoint blocks of 3 consecutive runs covered the day's
+#: mean 15 (ns saved) and 16 (time saved) times in 19, from blocks of 6 every time in 7.
+#: The rounds of a run are shared out (:meth:`Budget.share`), so 6 short runs cost what
+#: 3 long did.
 FULL_MIN_RUNS = 6
 
 
