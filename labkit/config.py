@@ -90,12 +90,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("LABKIT_NOTEBOOKS", "the notebooks labkit reproduce runs", "notebooks_setting"),
     Setting("LABKIT_OUT", "output root of a reproduction (summary, figures)", "out_setting"),
     Setting("LABKIT_NOTEBOOK", "the notebook a summary row comes from", "notebook_name"),
+    Setting("LABKIT_KERNEL_SRC", "a kernel tree the source oracle builds", "kernel_src_setting"),
+    Setting("LABKIT_KERNEL_CACHE", "where the source oracle caches builds", "kernel_cache_setting"),
 )
 
 
 def _text(name: str) -> str:
     """The value of a LABKIT_* variable ("" when unset)."""
     return os.environ.get(name, "")
+
+
+def _path(name: str) -> Path | None:
+    """A LABKIT_* variable that names a file or folder (None when unset or empty)."""
+    text = _text(name)
+    return Path(text) if text else None
 
 
 def quick_mode(override: bool | None = None) -> bool:
@@ -107,8 +115,7 @@ def quick_mode(override: bool | None = None) -> bool:
 
 def data_dir_setting() -> Path | None:
     """``$LABKIT_DATA`` (where results are written), or None when unset."""
-    text = _text("LABKIT_DATA")
-    return Path(text) if text else None
+    return _path("LABKIT_DATA")
 
 
 def budget_setting() -> float | None:
@@ -141,25 +148,32 @@ def live_uring_allowed() -> bool:
 
 def tmpfs_setting() -> Path | None:
     """``$LABKIT_TMPFS``: the tmpfs folder to try first for the live experiments."""
-    text = _text("LABKIT_TMPFS")
-    return Path(text) if text else None
+    return _path("LABKIT_TMPFS")
 
 
 def notebooks_setting() -> Path | None:
     """``$LABKIT_NOTEBOOKS``: the folder of notebooks ``labkit reproduce`` runs."""
-    text = _text("LABKIT_NOTEBOOKS")
-    return Path(text) if text else None
+    return _path("LABKIT_NOTEBOOKS")
 
 
 def out_setting() -> Path | None:
     """``$LABKIT_OUT``: the output root of a reproduction (``labkit reproduce`` sets it)."""
-    text = _text("LABKIT_OUT")
-    return Path(text) if text else None
+    return _path("LABKIT_OUT")
 
 
 def notebook_name() -> str:
     """``$LABKIT_NOTEBOOK``: the notebook running now (set by ``labkit reproduce``), or ""."""
     return _text("LABKIT_NOTEBOOK")
+
+
+def kernel_src_setting() -> Path | None:
+    """``$LABKIT_KERNEL_SRC``: a kernel tree :mod:`labkit.kernelsrc` builds instead of Debian's."""
+    return _path("LABKIT_KERNEL_SRC")
+
+
+def kernel_cache_setting() -> Path | None:
+    """``$LABKIT_KERNEL_CACHE``: where :mod:`labkit.kernelsrc` caches its builds."""
+    return _path("LABKIT_KERNEL_CACHE")
 
 
 def repo_root() -> Path:

@@ -16,9 +16,12 @@ through ``/usr/bin/chromedriver``: nothing downloads a browser or a driver) open
   clicked: the line under the controls names the new step and the drawing changes;
 * **the drawings survive a save**: the notebook is saved, closed with its kernel shut down and
   reopened with a fresh kernel: every figure is still an image that loads, no output says
-  "Error displaying widget", and notebook 01 shows the stepper's last drawing.
+  "Error displaying widget", and notebook 01 shows the stepper's last drawing (reopened once
+  more with no kernel at all: still there).
 
-A screenshot of each notebook (and of notebook 01 reopened) goes to ``tests/artifacts/browser/``
+A screenshot of each notebook after Run All (``NN-name.png``, taken before the checks, so it
+shows a failure too) and of notebook 01's stepper after the step, reopened, and reopened with
+no kernel (``-stepped``, ``-reopened``, ``-no-kernel``) go to ``tests/artifacts/browser/``
 (ignored by git); the paths are printed.  Every process the test started (the server, its
 kernels, chromedriver and Chromium) is stopped by its process id at the end.  Where Chromium,
 chromedriver or selenium is missing the tests skip, naming the command that installs them.
@@ -278,24 +281,24 @@ const panel = Array.from(app.shell.widgets('main'))
 """
 
 
-def open_notebook(driver: Any, path: str) -> None:
-    """Open ``path`` (relative to the served folder) and wait until its kernel is idle."""
+def open_notebook(driver: Any, path: str, *, kernel: bool = True) -> None:
+    """Open ``path`` (relative to the served folder) and wait until its kernel is idle (or,
+    with ``kernel=False``, open it with no kernel and wait until its cells are shown)."""
+    args = {"path": path} if kernel else {"path": path, "kernelPreference": {"shouldStart": False}}
     driver.execute_async_script(
         "const done = arguments[arguments.length - 1];"
-        "window.jupyterapp.commands.execute('docmanager:open', {path: arguments[0]})"
+        "window.jupyterapp.commands.execute('docmanager:open', arguments[0])"
         ".then(() => done(true), e => done(String(e)));",
-        path,
+        args,
     )
-    _wait(
-        driver,
-        JS_PANEL + "return !!(panel && panel.context.isReady && panel.sessionContext.session"
-        " && panel.sessionContext.session.kernel"
-        " && panel.sessionContext.session.kernel.status === 'idle'"
-        " && panel.content.widgets.length > 0);",
-        OPEN_TIMEOUT,
-        f"{path} to open with an idle kernel",
-        path,
-    )
+    ready = "panel && panel.context.isReady && panel.content.widgets.length > 0"
+    if kernel:
+        ready += (
+            " && panel.sessionContext.session && panel.sessionContext.session.kernel"
+            " && panel.sessionContext.session.kernel.status === 'idle'"
+        )
+    what = f"{path} to open " + ("with an idle kernel" if kernel else "without a kernel")
+    _wait(driver, JS_PANEL + f"return !!({ready});", OPEN_TIMEOUT, what, path)
 
 
 def panel_call(driver: Any, path: str, body: str, *args: Any) -> Any:
@@ -358,11 +361,16 @@ def page_state(driver: Any, path: str) -> dict[str, Any]:
         driver,
         path,
         """
+        const digest = t => {  // FNV-1a of the whole source (a data: URI), and its length
+          let h = 0x811c9dc5;
+          for (let i = 0; i < t.length; i++) h = Math.imul(h ^ t.charCodeAt(i), 16777619);
+          return t.length + ':' + (h >>> 0).toString(16);
+        };
         const imgs = [];
         panel.content.widgets.forEach((c, k) => {
           c.node.querySelectorAll('.jp-OutputArea-output img').forEach(img => imgs.push(
             {cell: k, loaded: img.complete && img.naturalWidth > 0, width: img.naturalWidth,
-             src: img.src.length > 200 ? img.src.slice(-200) : img.src}));
+             src: digest(img.src)}));
         });
         const text = sel => Array.from(panel.node.querySelectorAll(sel)).map(n => n.innerText);
         const stderr = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]';
@@ -424,31 +432,25 @@ def _problems(cell_list: list[dict[str, Any]]) -> list[str]:
     return found
 
 
-#: As in tests/test_notebooks_clean.py: stored before the normaliser, normalised after the
-#: "claims" merge; then emptied (strict xfail fails once they open unchanged).
-PENDING_NORMALISATION = {
-    "02-fixed-buffer-seek.ipynb",
-    "03-ubuf-import.ipynb",
-    "04-live-kernel.ipynb",
-}
+@pytest.fixture(scope="module", params=NOTEBOOKS, ids=lambda p: p.name)
+def nb(request: Any) -> Path:
+    """Each notebook; module-scoped, so pytest runs both tests of one notebook in a row (the
+    run test then continues in the tab the opening test left open)."""
+    return request.param
 
 
-@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name)
-def test_opening_changes_nothing(lab: Lab, browser: Any, nb: Path, request: Any) -> None:
+def test_opening_changes_nothing(lab: Lab, browser: Any, nb: Path) -> None:
     """Open a copy of the stored file: not dirty once the kernel is idle, and a save writes
     the same bytes."""
-    if nb.name in PENDING_NORMALISATION:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="normalised after the merge"))
     stored = nb.read_bytes()
-    rel = f"pristine/{nb.name}"
+    rel = f"work/{nb.name}"
     copy = lab.root / rel
     copy.parent.mkdir(exist_ok=True)
     copy.write_bytes(stored)
     open_notebook(browser, rel)
     time.sleep(1.0)  # the kernel's language_info has arrived by now
     dirty = page_state(browser, rel)["dirty"]
-    save(browser, rel)
-    close(browser, rel)
+    save(browser, rel)  # left open: the run test goes on in this tab
     saved = copy.read_bytes()
     diff = difflib.unified_diff(
         stored.decode().splitlines(), saved.decode().splitlines(), "stored", "saved", n=1
@@ -459,21 +461,23 @@ def test_opening_changes_nothing(lab: Lab, browser: Any, nb: Path, request: Any)
     )
 
 
-@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.name)
 def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> None:
-    rel = f"run/{nb.name}"
+    rel = f"work/{nb.name}"
     copy = lab.root / rel
-    copy.parent.mkdir(exist_ok=True)
-    shutil.copyfile(nb, copy)
-    open_notebook(browser, rel)
+    if not copy.exists():  # the opening test did not run (-k): a fresh copy
+        copy.parent.mkdir(exist_ok=True)
+        shutil.copyfile(nb, copy)
+    open_notebook(browser, rel)  # opens it, or brings its open tab to the front
     t0 = time.monotonic()
     run_all(browser, rel)
     seconds = time.monotonic() - t0
     ran = cells(browser, rel)
-    code = [c for c in ran if c["type"] == "code"]
-    assert code and all(c["count"] for c in code), f"{nb.name}: not every code cell ran"
-    assert not _problems(ran), f"{nb.name}: " + "; ".join(_problems(ran))
     state = wait_images(browser, rel)
+    screenshot(browser, rel, f"{nb.stem}.png")  # before any check: shows what failed too
+    code = [c for c in ran if c["type"] == "code"]
+    assert not _problems(ran), f"{nb.name}: " + "; ".join(_problems(ran))
+    idle = [k for k, c in enumerate(ran) if c["type"] == "code" and not c["count"]]
+    assert code and not idle, f"{nb.name}: code cells {idle} did not run"
     assert not state["stderr"], f"{nb.name}: stderr on the page: {state['stderr']}"
     assert not state["widgets"], f"{nb.name}: widgets not shown: {state['widgets']}"
     images = state["images"]
@@ -487,12 +491,22 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
     )
     assert len(images) >= min(stored_figures, 1), f"{nb.name}: no figure on the page"
     print(f"{nb.name}: {len(code)} code cells ran in {seconds:.1f} s, {len(images)} images")
+    prose = panel_call(
+        browser,
+        rel,
+        "return panel.content.widgets.filter(c => c.model.type === 'markdown')"
+        ".map(c => c.node.innerText);",
+    )
+    from labkit.report.notebook_files import intervals_in_prose
+
+    stale = [hit for text in prose for hit in intervals_in_prose(text)]
+    assert not stale, f"{nb.name}: measured intervals typed into the prose: {stale}"
     wide = _tables_wider_than_the_page(browser, rel)
     assert not wide, f"{nb.name}: tables wider than the notebook: {wide}"
     extra: dict[str, Any] = {}
     if nb.name == TOUR:
         extra = _step_the_stepper(browser, rel)
-    screenshot(browser, rel, f"{nb.stem}.png", extra.get("cell"))
+        screenshot(browser, rel, f"{nb.stem}-stepped.png", extra["cell"])
 
     save(browser, rel)
     close(browser, rel)
@@ -520,6 +534,14 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
             f"{nb.name} reopened: the stepper's last drawing is not there"
         )
         screenshot(browser, rel, f"{nb.stem}-reopened.png", extra["cell"])
+        close(browser, rel)
+        open_notebook(browser, rel, kernel=False)  # and with no kernel at all
+        kernel = panel_call(browser, rel, "return !!panel.sessionContext.session;")
+        drawn = [i for i in wait_images(browser, rel)["images"] if i["cell"] == extra["cell"]]
+        assert not kernel and drawn and drawn[-1]["src"] == extra["after"], (
+            f"{nb.name} reopened without a kernel: the stepper's last drawing is not there"
+        )
+        screenshot(browser, rel, f"{nb.stem}-no-kernel.png", extra["cell"])
     close(browser, rel)
 
 
@@ -561,12 +583,6 @@ def _step_the_stepper(driver: Any, path: str) -> dict[str, Any]:
 
     first = drawing()
     ActionChains(driver).click_and_hold(handle).move_by_offset(60, 0).release().perform()
-    _wait(
-        driver,
-        "return arguments[0].innerText.trim() !== arguments[1];",
-        10,
-        "the slider",
-    ) if False else None
     deadline = time.monotonic() + 10
     while readout.text.strip() == before_value and time.monotonic() < deadline:
         time.sleep(0.1)

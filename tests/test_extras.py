@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "labkit"
 
 #: Import names of pyproject.toml's dependencies (what `pip install labkit` brings).
-BASE = {"cffi", "numpy", "pandas", "scipy", "tqdm", "matplotlib"}
+BASE = {"cffi", "numpy", "pandas", "scipy", "tqdm", "matplotlib", "platformdirs"}
 #: Modules only the lab extra brings.
 LAB = {"IPython", "ipywidgets", "ipykernel", "jupyter_client", *_extras.LAB_MODULES}
 

@@ -166,3 +166,18 @@ def test_from_reproduction_and_add_to_gallery(tmp_path):
     assert bundle.load(g).summary.equals(b.summary)
     with pytest.raises(FileExistsError):
         bundle.add_to_gallery(p, tmp_path / "gallery")
+
+
+def test_old_summaries_are_keyed_by_claim_and_judged_by_todays_bands():
+    old = pd.DataFrame(
+        [
+            ("R1", "after the fix: tail / head", "x", 1.0, 0.99, 1.01, 0.1225, 0.1507, "differs"),
+            ("R3", "io_uring READV(1) as UBUF: request-rate gain at peak", "%", 5.5, 5.2, 5.8,
+             5.02, 6.8, "reproduced"),
+        ],
+        columns=[*COLS, "verdict"],
+    )  # fmt: skip
+    n = gallery.normalised(old).set_index("key")
+    r1 = n.loc["R1.tail_over_head"]
+    assert r1["recorded_verdict"] == "differs" and r1["verdict"] == "reproduced"  # tail = head
+    assert n.loc["R3.ubuf_gain", "verdict"] == "not comparable"  # 24 drives vs /dev/zero

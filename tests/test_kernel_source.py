@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 
 import pytest
 
@@ -148,3 +149,160 @@ def test_the_comparison_sees_a_memory_difference():
     kernel = [(1, state, None, b"ab"), (1, state, None, b"a\0")]
     _compare(res, 0, ("import_iovec",), [("zero", 1)], model, kernel)
     assert [(d.step, d.what) for d in res.differences] == [(1, "memory byte 1")]
+
+
+# ---- instruction counts of the real code (committed results; clock-free) --------------------
+
+
+def _committed():
+    from labkit.kernelsrc.counts import kernel_counts
+
+    counts = kernel_counts()
+    if counts.empty:
+        pytest.fail("data/results/kernel-callgrind holds no run")
+    return counts
+
+
+def test_committed_counts_cover_every_era_level_and_call():
+    from labkit.kernelsrc.counts import CALLS
+
+    counts = _committed()
+    calls = {c[0] for c in CALLS} | {"advance/page"}
+    for era in ERAS:
+        for opt in ("defconfig", "O2"):
+            got = set(counts[(counts["era"] == era) & (counts["opt"] == opt)]["call"])
+            assert got == calls, (era, opt)
+    assert (counts["instructions"] > 0).all()
+
+
+def test_committed_counts_order():
+    """An empty iovec costs the IOVEC import something; the UBUF import iterates cheaper."""
+    from labkit.kernelsrc.counts import saving
+
+    c = _committed().set_index(["era", "opt", "call"])["instructions"]
+    for era in ERAS:
+        for opt in ("defconfig", "O2"):
+            assert c[era, opt, "readv(4K+empty+empty)"] > c[era, opt, "readv(4K+empty)"]
+    assert (saving(_committed(), "6.1", "6.1+ubuf") > 0).all()
+
+
+def test_breakdowns_add_up_to_the_counts():
+    from labkit.kernelsrc.counts import kernel_counts
+
+    counts = _committed().set_index(["era", "opt", "call"])["instructions"]
+    fns = kernel_counts(functions=True)
+    sums = fns.groupby(["era", "opt", "call"])["instructions"].sum()
+    for key, total in sums.items():
+        assert total == pytest.approx(counts[key]), key
+
+
+def test_reconciliation_names_the_step_the_model_overcounts():
+    """The model saves more than the real code in both steps, import and iterate."""
+    from labkit.kernelsrc.counts import kernel_counts
+    from labkit.kernelsrc.reconcile import MODEL_COLUMNS, MODEL_EXPERIMENT, reconcile
+    from labkit.measure.results import load
+
+    model = load(MODEL_EXPERIMENT, required=MODEL_COLUMNS)
+    model = model[model["saved_run"] == model["saved_run"].max()]
+    table = reconcile(model, kernel_counts(functions=True))
+    for step in ("import", "iterate"):
+        for opt in ("defconfig", "O2"):
+            assert table.loc[step, "model saved"] > table.loc[step, f"real saved {opt}"], (
+                step,
+                opt,
+            )
+    assert table.loc["iterate", "real saved defconfig"] > 0
+
+
+#: The compiler the committed counts were made with (gcc of Debian 12); another one
+#: compiles lib/iov_iter.c differently, so its counts are not expected to match.
+COUNTED_WITH_GCC = "12.2.0"
+
+
+@needs_oracle
+@pytest.mark.skipif(not shutil.which("valgrind"), reason="valgrind: apt-get install -y valgrind")
+def test_a_count_is_reproduced():
+    """Clock-free: counting again gives the committed count, exactly (same compiler)."""
+    from labkit.kernelsrc.counts import measure_counts
+
+    if build("6.12").record["gcc"] != COUNTED_WITH_GCC:
+        pytest.skip(f"the committed counts were made with gcc {COUNTED_WITH_GCC}")
+    counts = _committed()
+    row = counts[
+        (counts["era"] == "6.12") & (counts["opt"] == "O2") & (counts["call"] == "readv(1)")
+    ]
+    again = measure_counts(["6.12"], ["O2"], n1=20, n2=60, calls=["readv(1)"])
+    again = again["instructions"].iloc[0]
+    assert again == row["instructions"].iloc[0]
+
+
+def test_proxy_cost_in_the_real_code():
+    """readv(4K+empty+empty) - readv(4K+empty) in 6.12: what one more empty iovec costs."""
+    from labkit.kernelsrc.counts import proxy_cost
+
+    cost = proxy_cost(_committed()).set_index("opt")
+    assert (cost["empty_iovec"] > 0).all()
+    assert (cost["iovec_vs_ubuf"] > cost["empty_iovec"]).all()
+
+
+@needs_oracle
+def test_misuse_is_a_python_error_not_a_crash(oracles, arena):
+    mem, addr = arena
+    o = oracles["6.12"]
+    o.use_memory(None)  # an empty address space: the real code may touch nothing
+    it = o.iterator()
+    assert it.import_iovec(labkit.ITER_DEST, [(addr, 4096)]) == 4096
+    assert it.zero(4096) == 0  # faults on the first byte: nothing mapped
+    with pytest.raises(ValueError, match="not been set up"):
+        o.iterator().advance(1)
+    o.use_memory(mem)
+    it = o.iterator()
+    it.import_iovec(labkit.ITER_DEST, [(addr, 100), (addr + 200, 100)])
+    it.advance(150)
+    with pytest.raises(labkit.IterMisuseError):
+        it.revert(151)
+    it.revert(150)
+    assert it.state().count == 200
+    with pytest.raises(ValueError, match="not inside buf"):
+        o.iterator().kvec(labkit.ITER_DEST, bytearray(10), [(5, 6)], 6)
+    with pytest.raises(ValueError, match="page boundary|not inside"):
+        o.iterator().bvec(labkit.ITER_DEST, bytearray(10), [(0, 0, 11)], 11)
+
+
+def test_evidence_from_the_committed_counts():
+    from labkit.kernelsrc.counts import evidence
+
+    ev = evidence(_committed())
+    c = _committed().set_index(["era", "opt", "call"])["instructions"]
+    assert ev["r2_saved_O2"] == c["6.1", "O2", "readv(1)"] - c["6.1+ubuf", "O2", "readv(1)"]
+    assert ev["r1_per_page_defconfig"] == c["6.1", "defconfig", "advance/page"]
+    assert all(v == v for v in ev.values())  # no NaN: every row is there
+
+
+@needs_oracle
+def test_model_matches_the_real_code_at_o2():
+    """The -O2 build is the same code: the same sequences find no difference there either."""
+    from labkit.kernelsrc.diff import run_pair
+
+    res = run_pair(("6.4", "6.12"), max(SEQUENCES // 2, 100), seed=11, opt="O2")
+    assert not res.differences, "\n".join(str(d) for d in res.differences[:5])
+
+
+@needs_oracle
+def test_the_kernel_command():
+    import subprocess
+    import sys
+
+    def labkit_cmd(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "labkit.cli", "kernel", *args], capture_output=True, text=True
+        )
+
+    built = labkit_cmd("build", "--era", "6.12")
+    assert built.returncode == 0 and "6.12: cached" in built.stdout, built.stderr
+    diff = labkit_cmd("diff", "--sequences", "30")
+    assert diff.returncode == 0, diff.stderr
+    assert diff.stdout.count("0 differences") == 3
+    bad = labkit_cmd("build", "--src", "/nonexistent")
+    assert bad.returncode == 2 and "not a kernel tree" in bad.stderr
+    assert "Traceback" not in bad.stderr

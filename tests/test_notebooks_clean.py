@@ -111,20 +111,13 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 #: Cells that show a widget which draws (their drawing must be stored as an image too).
 DRAWS = re.compile(r"stepper\.stepper\(")
 
-#: Notebooks stored before the normaliser existed, rewritten by the "claims" work at the time
-#: it was written; they are normalised after that merge (python -m labkit.report.notebook_files
-#: notebooks/*.ipynb), then this set must be emptied: strict xfail fails once they are clean.
-PENDING_NORMALISATION: set[str] = set()  # 02-04 rewritten by "claims" are stored clean
 
-
-def test_stored_as_jupyterlab_writes_it(nb_path, request):
+def test_stored_as_jupyterlab_writes_it(nb_path):
     """Read with nbformat and written back as JupyterLab would (kernelspec, language_info,
     cell ids, nbformat.write): not one byte differs, so opening it changes nothing
     (tests/test_browser.py checks the same in JupyterLab itself)."""
     from labkit.report import notebook_files
 
-    if nb_path.name in PENDING_NORMALISATION:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="normalised after the merge"))
     stored = nb_path.read_text(encoding="utf-8")
     nb = nbformat.read(nb_path, as_version=4)
     assert nb.metadata.get("kernelspec") == notebook_files.KERNELSPEC, nb.metadata.get("kernelspec")
@@ -166,3 +159,31 @@ def test_the_normaliser_gives_what_jupyterlab_writes(tmp_path):
     assert out.cells[1].outputs[0].execution_count == 2 and out.cells[1].metadata == {}
     text = path.read_text(encoding="utf-8")
     assert text.endswith("}\n") and text.startswith('{\n "cells": [')
+
+
+def test_no_measured_interval_in_prose(nb_path):
+    """Intervals are rendered from results by code, never typed into Markdown, where they
+    contradict the outputs after the next run (tests/test_browser.py checks the rendered page)."""
+    from labkit.report import notebook_files
+
+    nb = nbformat.read(nb_path, as_version=4)
+    found = [
+        (k, hit)
+        for k, cell in enumerate(nb.cells)
+        if cell.cell_type == "markdown"
+        for hit in notebook_files.intervals_in_prose(cell.source)
+    ]
+    assert not found, f"{nb_path.name}: intervals in Markdown cells: {found}"
+
+
+def test_the_prose_check_catches_the_known_cases():
+    from labkit.report import notebook_files
+
+    for text in (
+        "the full run's 0.992, 95% CI 0.990-0.995, even put",
+        "a stored 1.0343 [1.0162, 1.0460] and",
+        "about 3 ± 1 ns",
+    ):
+        assert notebook_files.intervals_in_prose(text), text
+    for text in ("about 755x", "3% (0.860 s and 0.854 s)", "a list [a, b]", "see [1]"):
+        assert not notebook_files.intervals_in_prose(text), text

@@ -117,6 +117,8 @@ def test_bands_parse_and_each_contains_its_published_figure():
             fig = figs[r["figure"]]
             assert lo <= fig <= hi, (r["quantity"], lo, fig, hi)
             assert math.isfinite(lo) and math.isfinite(hi)
+        elif math.isfinite(lo) and math.isfinite(hi):  # a claim of no change (tail = head)
+            assert lo <= float(r["null"]) <= hi and "claim" in r["reason"], r["quantity"]
         else:  # no published figure: the band is the claim's direction, one side open
             assert math.isinf(hi) or "direction" in r["reason"], r["quantity"]
             assert "direction of the claim" in r["reason"]

@@ -133,6 +133,9 @@ def test_format_summary_from_fake_rows(tmp_path):
     fake_rows(tmp_path)
     text = report.format_summary(report.summary_table(tmp_path), width=30)
     lines = text.splitlines()
+    # rows recorded here say where they hold (host fingerprint, one session): one line first
+    assert lines[0].startswith("where these verdicts hold: on ") and "one session" in lines[0]
+    lines = lines[2:]
     assert lines[0].split() == [
         "result",
         "quantity",

@@ -24,9 +24,9 @@ def test_judge_row_scope_and_original():
 def test_judge_row_not_comparable_before_the_rule():
     v, extra = scope.judge_row("R3.ubuf_gain", _e(5.5, 6.0), _Band(), quick=False)
     assert v.verdict == "not comparable" and "to compare:" in v.reason
-    v, _ = scope.judge_row("R1.walk_tail_ns", _e(2.6, 3.3), _Band(), quick=True)
+    v, _ = scope.judge_row("R1.tail_speedup", _e(2.6, 3.3), _Band(), quick=True)
     assert v.verdict == "not comparable"
-    v, _ = scope.judge_row("R1.walk_tail_ns", _e(2.6, 3.3), _Band(), quick=False)
+    v, _ = scope.judge_row("R1.tail_speedup", _e(2.6, 3.3), _Band(), quick=False)
     assert v.verdict == "reproduced"
     v, extra = scope.judge_row(None, None, _Band())
     assert v.verdict == "not measured" and extra["original"] == ""

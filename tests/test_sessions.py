@@ -160,3 +160,49 @@ def test_pool_summaries_over_sessions():
     assert r.loc["count", "verdict"] == "reproduced" and r.loc["count", "estimate"] == 48.0
     with pytest.raises(ValueError):
         pool_summaries([])
+
+
+def test_reproduce_sessions_end_to_end(tmp_path, capsys):
+    """labkit reproduce --sessions 2: two sessions, one pooled summary with its scope, and a
+    bundle that says 2 sessions (a one-cell notebook stands in for the real ones)."""
+    import json
+
+    import nbformat
+
+    from labkit import cli
+    from labkit.report import bundle
+
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    params = nbformat.v4.new_code_cell("QUICK = None")
+    params.metadata["tags"] = ["parameters"]
+    cell = (
+        "import random\n"
+        "from labkit import report\n"
+        "from labkit.measure.resampling import Estimate\n"
+        "x = 2.9 + random.uniform(-0.3, 0.3)\n"
+        "e = Estimate('share', x, x - 0.2, x + 0.2, 0.95, 'test', 6, 10, 0.05, 0.1)\n"
+        "report.record('R2', 'readv(1) as UBUF: time saved per call', measured=e, "
+        "reason='a test row')"
+    )
+    nb.cells = [params, nbformat.v4.new_code_cell(cell)]
+    nbformat.write(nb, nbs / "01-one.ipynb")
+    out = tmp_path / "out"
+    argv = ["reproduce", "--quick", "--sessions", "2", "--pause", "0", "--no-progress"]
+    rc = cli.main([*argv, "--notebooks", str(nbs), "--out", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    assert "pooled over 2 sessions" in text
+    table = pd.read_csv(out / "summary.csv")
+    row = table.iloc[0]
+    assert row["n_sessions"] == 2 and row["scope"].startswith("on ")
+    assert "over 2 sessions" in row["scope"] and "pooled over 2 sessions" in row["reason"]
+    assert (out / "sessions" / "1" / "summary.csv").is_file()
+    assert json.loads((out / ".state" / "sessions.json").read_text())["sessions"] == 2
+    assert bundle.load(out / "bundle").manifest["sessions"] == 2

@@ -156,13 +156,14 @@ def test_not_comparable_setups_shipped():
     from labkit.measure import setups
 
     rows = setups.load()
-    assert {m.claim for m in rows} >= {"R3.ubuf_gain", "R3.read_gain", "R1.walk_tail_ns"}
+    assert {m.claim for m in rows} >= {"R3.ubuf_gain", "R3.read_gain", "R1.tail_speedup"}
     assert all(m.to_compare and m.published and m.labkit for m in rows)
     # R3's device peak is never comparable; R1's tail only in quick mode (64 MiB vs 1 GiB)
     assert setups.mismatches("R3.ubuf_gain", quick=False)
     assert setups.mismatches("R3.ubuf_gain", quick=True)
-    assert setups.mismatches("R1.walk_tail_ns", quick=True)
-    assert not setups.mismatches("R1.walk_tail_ns", quick=False)
+    assert setups.mismatches("R1.tail_speedup", quick=True)
+    assert not setups.mismatches("R1.tail_speedup", quick=False)
+    assert not setups.mismatches("R1.walk_tail_ns", quick=True)  # extrapolated to 1 GiB
     assert not setups.mismatches("R2.saved_share", quick=True)  # read-zero is R2's own setup
 
 

@@ -189,7 +189,13 @@ def _record(out: Outcome) -> dict[str, Any]:
     figures: dict[str, Any] = {"model": None, "live": None}
     if m.why_not:
         return summary.record(
-            c.result, c.label, claim=c.id, unit=c.unit, measured=None, reason=m.why_not
+            c.result,
+            c.label,
+            claim=c.id,
+            unit=c.unit,
+            measured=None,
+            reason=m.why_not,
+            quick=out.session.quick,
         )
     figures[c.side] = None if est is None else est.estimate
     if c.other is not None:
@@ -199,6 +205,7 @@ def _record(out: Outcome) -> dict[str, Any]:
         c.label,
         claim=c.id,
         unit=c.unit,
+        quick=out.session.quick,
         measured=est,
         reason=c.reason(out),
         explained=c.explained(out) if c.explained is not None else "",

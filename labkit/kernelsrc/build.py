@@ -37,6 +37,8 @@ from pathlib import Path
 
 import platformdirs
 
+from labkit import config
+
 GLUE = Path(__file__).resolve().parent / "glue"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GPL_DIR = REPO_ROOT / "kernel" / "gpl"
@@ -125,8 +127,8 @@ class Built:
 
 def cache_dir() -> Path:
     """The oracle's cache: ``$LABKIT_KERNEL_CACHE`` or the user cache dir's ``kernel/``."""
-    env = os.environ.get("LABKIT_KERNEL_CACHE")
-    return Path(env) if env else Path(platformdirs.user_cache_dir("labkit")) / "kernel"
+    env = config.kernel_cache_setting()
+    return env if env else Path(platformdirs.user_cache_dir("labkit")) / "kernel"
 
 
 def _need_tools() -> None:
@@ -318,7 +320,7 @@ def build(
     """
     e = ERAS[era]
     t0 = time.monotonic()
-    src = src if src is not None else os.environ.get("LABKIT_KERNEL_SRC") or None
+    src = src if src is not None else config.kernel_src_setting()
     src_path = Path(src) if src else None
     if src_path is not None and not (src_path / "lib" / "iov_iter.c").exists():
         raise KernelSourceError(f"{src_path} is not a kernel tree (no lib/iov_iter.c)")
@@ -399,7 +401,7 @@ def is_available() -> str | None:
     try:
         _need_tools()
         for e in ERAS.values():
-            if not os.environ.get("LABKIT_KERNEL_SRC"):
+            if config.kernel_src_setting() is None:
                 source_archive(e.tree)
             _patch_texts(e)
     except KernelSourceError as exc:

@@ -54,6 +54,8 @@ CALLS: list[tuple[str, list[str], list[str]]] = [
     ("copy_to_iter 4K", ["copy"], ["lko_copy_to"]),
 ]
 ADVANCE_PAGES = (1024, 262143)
+#: The calls the claims need (labkit.claims: R2.kernel_*, R1.kernel_instr_per_page).
+CLAIM_CALLS = ["readv(1)", "readv(4K+empty)", "readv(4K+empty+empty)", "advance/page"]
 
 
 def _kernel_functions(obj: Path) -> set[str]:
@@ -122,7 +124,12 @@ def _per_call(
 
 
 def measure_counts(
-    eras: list[str] | None = None, opts: list[str] | None = None, *, n1: int = 100, n2: int = 300
+    eras: list[str] | None = None,
+    opts: list[str] | None = None,
+    *,
+    n1: int = 100,
+    n2: int = 300,
+    calls: list[str] | None = None,
 ) -> pd.DataFrame:
     """Count the real code's instructions per call (see the module's docstring).
 
@@ -143,11 +150,15 @@ def measure_counts(
             fns = _kernel_functions(built.kernel_object(opt))
             base = {"era": era, "kernelversion": built.record["kernelversion"], "opt": opt}
             for label, call_args, toggles in CALLS:
+                if calls is not None and label not in calls:
+                    continue
                 ir = _per_call(driver, call_args, toggles, fns, n1, n2)
                 rows.append(
                     base
                     | {"call": label, "instructions": ir, "unit": "per call", "n1": n1, "n2": n2}
                 )
+            if calls is not None and "advance/page" not in calls:
+                continue
             p1, p2 = ADVANCE_PAGES
             a = _callgrind(driver, ["advance", "4", str(p1)], ["lko_advance"], fns)
             b = _callgrind(driver, ["advance", "4", str(p2)], ["lko_advance"], fns)
@@ -228,3 +239,61 @@ def saving(df: pd.DataFrame, before: str, after: str, call: str = "readv(1)") ->
     """Instructions saved per call from era ``before`` to ``after``, per optimisation level."""
     sel = df[df["call"] == call].set_index(["opt", "era"])["instructions"]
     return sel.xs(before, level="era") - sel.xs(after, level="era")
+
+
+def proxy_cost(df: pd.DataFrame, era: str = "6.12") -> pd.DataFrame:
+    """What the live proxy's extra empty iovec costs in the real code, per optimisation level.
+
+    ``empty_iovec``: readv(4K+empty+empty) - readv(4K+empty), one more empty
+    segment on the IOVEC path (the cost the proxy-bias correction needs);
+    ``iovec_vs_ubuf``: readv(4K+empty) - readv(1), the live proxy's whole
+    difference in the real code (IOVEC with an empty segment against UBUF).
+    """
+    sel = df[df["era"] == era].set_index(["opt", "call"])["instructions"]
+    rows = []
+    for opt in sel.index.get_level_values("opt").unique():
+        s = sel.xs(opt, level="opt")
+        rows.append(
+            {
+                "era": era,
+                "opt": opt,
+                "empty_iovec": s["readv(4K+empty+empty)"] - s["readv(4K+empty)"],
+                "iovec_vs_ubuf": s["readv(4K+empty)"] - s["readv(1)"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def unavailable() -> str:
+    """Why the real code's counts cannot be measured here ("" if they can)."""
+    from labkit.kernelsrc.build import is_available
+
+    why = is_available()
+    if why:
+        return why
+    if not shutil.which("valgrind") or not shutil.which("callgrind_annotate"):
+        return "valgrind is not installed (Debian/Ubuntu: apt-get install valgrind)"
+    return ""
+
+
+def evidence(df: pd.DataFrame) -> dict[str, float]:
+    """The headline figures of the real code's counts (NaN where a row is missing).
+
+    ``r2_saved_<opt>``: instructions saved per readv(1) by the 2023 change
+    (6.1 -> 6.1+ubuf); ``r2_proxy_empty_<opt>``: what one more empty iovec costs
+    in 6.12 (readv(4K+empty+empty) - readv(4K+empty)); ``r1_per_page_<opt>``:
+    instructions per skipped page of 6.1's iov_iter_advance over a BVEC.
+    """
+    c = df.set_index(["era", "opt", "call"])["instructions"]
+
+    def get(*key: str) -> float:
+        return float(c.get(key, float("nan")))
+
+    out = {}
+    for opt in OPT_LEVELS:
+        out[f"r2_saved_{opt}"] = get("6.1", opt, "readv(1)") - get("6.1+ubuf", opt, "readv(1)")
+        out[f"r2_proxy_empty_{opt}"] = get("6.12", opt, "readv(4K+empty+empty)") - get(
+            "6.12", opt, "readv(4K+empty)"
+        )
+        out[f"r1_per_page_{opt}"] = get("6.1", opt, "advance/page")
+    return out

@@ -257,8 +257,8 @@ def _kernel_build(c: tuple, it: Any, w: _World) -> int:
     if kind == "import_ubuf":
         return it.import_ubuf(d, c[2], c[3])
     if kind == "kvec":
-        return it.kvec(d, [(w.kaddr + off, n) for off, n in c[2]], c[3])
-    return it.bvec(d, [(w.kaddr + p * PAGE, off, n) for p, off, n in c[2]], c[3])
+        return it.kvec(d, w.kbuf, c[2], c[3])
+    return it.bvec(d, w.kbuf, c[2], c[3])
 
 
 #: The most bytes one copy asks for: more than the arena holds, so copies still run off its end.

@@ -21,7 +21,8 @@ import cffi
 
 from labkit._ffi import ffi as _core_ffi
 from labkit._ffi import lib as _core_lib
-from labkit.core.memory import PROT_READ, PROT_RW, UserMemory
+from labkit.core.memory import PAGE_SIZE, PROT_READ, PROT_RW, UserMemory
+from labkit.errors import IterMisuseError
 from labkit.kernelsrc.build import Built, build
 
 _CDEF = """
@@ -63,6 +64,10 @@ TYPE_NAMES = {0: "UBUF", 1: "IOVEC", 2: "KVEC", 3: "BVEC", 4: "DISCARD", 9: "OTH
 _ACCESS_FN = int(_core_ffi.cast("uintptr_t", _core_ffi.addressof(_core_lib, "lk_mm_accessible")))
 
 _loaded: dict[str, Any] = {}
+#: The address space each loaded library faults by, kept alive as long as the library is
+#: loaded (its table is what the library's stand-ins read).  One per library: the last
+#: ``use_memory`` of any oracle of that era and level wins.
+_memory_of: dict[str, UserMemory] = {}
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,7 @@ class KernelOracle:
         self.era = era
         self.opt = opt
         self.built = built or build(era)
-        path = str(self.built.library(opt))
+        path = self._path = str(self.built.library(opt))
         if path not in _loaded:
             _loaded[path] = ffi.dlopen(path)
         self.lib = _loaded[path]
@@ -104,13 +109,16 @@ class KernelOracle:
         self.has_import_single_range = bool(self.lib.lko_has(1))
         self.has_import_ubuf = bool(self.lib.lko_has(2))
         self._mem: UserMemory | None = None
+        self.use_memory(None)
 
     def use_memory(self, mem: UserMemory | None) -> None:
-        """Fault where ``mem`` says (its table); None: every address is accessible."""
-        self._mem = mem
+        """Fault where ``mem`` says (its table); None: an empty address space (all faults).
+
+        The real code then reads and writes user memory only where ``mem`` maps it.
+        """
         if mem is None:
-            self.lib.lkr_set_access(ffi.NULL, ffi.NULL, 0, 0)
-            return
+            mem = UserMemory()  # nothing mapped: every user access faults
+        self._mem = _memory_of[self._path] = mem
         ctx = int(_core_ffi.cast("uintptr_t", mem.c_mm))
         self.lib.lkr_set_access(
             ffi.cast("lkr_access_fn", _ACCESS_FN), ffi.cast("void *", ctx), PROT_READ, PROT_RW
@@ -138,6 +146,7 @@ class KernelIter:
         self._lib = oracle.lib
         self._h = ffi.gc(self._lib.lko_new(), self._lib.lko_free)
         self._keep: list[Any] = []
+        self._start_count: int | None = None
 
     def import_iovec(self, direction: int, pairs: Sequence[tuple[int, int]]) -> int:
         """``import_iovec()`` of the user's array; the total or a negative errno."""
@@ -145,47 +154,130 @@ class KernelIter:
         for k, (addr, length) in enumerate(pairs):
             segs[k].base = _u64(addr)
             segs[k].len = _u64(length)
-        return int(self._lib.lko_import_iovec(self._h, int(direction), segs, len(pairs)))
+        return self._constructed(
+            int(self._lib.lko_import_iovec(self._h, int(direction), segs, len(pairs)))
+        )
 
     def import_ubuf(self, direction: int, addr: int, length: int) -> int:
         """``import_ubuf()`` (6.2+, and 6.1+ubuf); 0 or a negative errno (-ENOSYS: absent)."""
-        return int(self._lib.lko_import_ubuf(self._h, int(direction), _u64(addr), _u64(length)))
+        return self._constructed(
+            int(self._lib.lko_import_ubuf(self._h, int(direction), _u64(addr), _u64(length)))
+        )
 
     def import_single_range(self, direction: int, addr: int, length: int) -> int:
         """``import_single_range()`` (until 6.7); 0 or a negative errno (-ENOSYS: absent)."""
-        return int(
-            self._lib.lko_import_single_range(self._h, int(direction), _u64(addr), _u64(length))
+        return self._constructed(
+            int(
+                self._lib.lko_import_single_range(self._h, int(direction), _u64(addr), _u64(length))
+            )
         )
 
-    def kvec(self, direction: int, pairs: Sequence[tuple[int, int]], count: int) -> int:
-        """``iov_iter_kvec()`` over (address, length) pairs of host memory."""
-        segs = ffi.new("struct lko_seg[]", max(len(pairs), 1))
-        for k, (addr, length) in enumerate(pairs):
-            segs[k].base, segs[k].len = addr, length
-        return int(self._lib.lko_kvec(self._h, int(direction), segs, len(pairs), count))
+    def _host(self, buf: Any, what: str) -> tuple[Any, int]:
+        """A writable host buffer kept alive with the iterator, and its address."""
+        try:
+            cbuf = ffi.from_buffer(buf, require_writable=True)
+        except TypeError:
+            raise TypeError(
+                f"{what}: buf must be a writable buffer (bytearray, mmap, numpy)"
+            ) from None
+        self._keep = [buf, cbuf]
+        return cbuf, int(ffi.cast("uintptr_t", cbuf))
 
-    def bvec(self, direction: int, entries: Sequence[tuple[int, int, int]], count: int) -> int:
-        """``iov_iter_bvec()`` over (page address, offset, length) of host memory."""
+    def _constructed(self, ret: int) -> int:
+        st = self.state() if ret >= 0 else None
+        self._start_count = st.count if st is not None else None
+        return ret
+
+    def kvec(
+        self, direction: int, buf: Any, segments: Sequence[tuple[int, int]], count: int
+    ) -> int:
+        """``iov_iter_kvec()`` over (offset, length) pieces of the host buffer ``buf``.
+
+        Raises:
+            ValueError: a piece outside ``buf``, or ``count`` above the pieces' total.
+        """
+        cbuf, base = self._host(buf, "kvec")
+        segs = ffi.new("struct lko_seg[]", max(len(segments), 1))
+        total = 0
+        for k, (offset, length) in enumerate(segments):
+            if not (0 <= offset and 0 <= length and offset + length <= len(cbuf)):
+                raise ValueError(f"kvec: piece {k} ({offset}, {length}) is not inside buf")
+            segs[k].base, segs[k].len = base + offset, length
+            total += length
+        if not 0 <= count <= total:
+            raise ValueError(f"kvec: count {count} is not within 0..{total}")
+        return self._constructed(
+            int(self._lib.lko_kvec(self._h, int(direction), segs, len(segments), count))
+        )
+
+    def bvec(
+        self, direction: int, buf: Any, entries: Sequence[tuple[int, int, int]], count: int
+    ) -> int:
+        """``iov_iter_bvec()`` over (page index, offset, length) of the page-aligned host ``buf``.
+
+        The page of entry k is ``buf``'s page ``page index``; offset and length select its
+        bytes (they may run on into the following pages, as a multi-page bvec does).
+
+        Raises:
+            ValueError: ``buf`` not page-aligned, an entry outside it, or ``count`` above the
+                entries' total.
+        """
+        cbuf, base = self._host(buf, "bvec")
+        if base % PAGE_SIZE:
+            raise ValueError("bvec: buf must start on a page boundary")
         segs = ffi.new("struct lko_bseg[]", max(len(entries), 1))
+        total = 0
         for k, (page, offset, length) in enumerate(entries):
-            segs[k].page_addr, segs[k].offset, segs[k].len = page, offset, length
-        return int(self._lib.lko_bvec(self._h, int(direction), segs, len(entries), count))
+            start = page * PAGE_SIZE + offset
+            if not (0 <= page and 0 <= offset < 2**32 and 0 <= length < 2**32):
+                raise ValueError(f"bvec: entry {k} has a negative or too large field")
+            if start + length > len(cbuf):
+                raise ValueError(f"bvec: entry {k} ({page}, {offset}, {length}) is not inside buf")
+            segs[k].page_addr, segs[k].offset, segs[k].len = base + page * PAGE_SIZE, offset, length
+            total += length
+        if not 0 <= count <= total:
+            raise ValueError(f"bvec: count {count} is not within 0..{total}")
+        return self._constructed(
+            int(self._lib.lko_bvec(self._h, int(direction), segs, len(entries), count))
+        )
+
+    def _valid(self, what: str) -> KernelState:
+        st = self.state()
+        if st is None:
+            raise ValueError(f"{what}: the iterator has not been set up (no successful import)")
+        return st
 
     def advance(self, n: int) -> None:
+        """``iov_iter_advance()`` (the kernel clamps ``n`` to the count)."""
+        self._valid("advance")
         self._lib.lko_advance(self._h, _u64(n))
 
     def revert(self, n: int) -> None:
-        """``iov_iter_revert()``: the caller must not revert past the start (a kernel BUG)."""
+        """``iov_iter_revert()``.
+
+        Raises:
+            IterMisuseError: for a revert past the iterator's first byte (a kernel BUG,
+                here refused before the real code runs).
+        """
+        st = self._valid("revert")
+        if self._start_count is None or not 0 <= n <= self._start_count - st.count:
+            raise IterMisuseError(f"revert({n}) goes past the start of the iterator")
         self._lib.lko_revert(self._h, _u64(n))
 
     def zero(self, n: int) -> int:
+        """``iov_iter_zero()``: bytes zeroed."""
+        self._valid("zero")
         return int(self._lib.lko_zero(self._h, _u64(n)))
 
     def copy_to_iter(self, data: bytes) -> int:
+        """``copy_to_iter()`` of ``data``: bytes copied."""
+        self._valid("copy_to_iter")
         src = ffi.from_buffer(data)
         return int(self._lib.lko_copy_to(self._h, src, len(data)))
 
     def copy_from_iter(self, n: int) -> bytes:
+        """``copy_from_iter()`` of up to ``n`` bytes: the bytes copied."""
+        self._valid("copy_from_iter")
         dst = ffi.new("char[]", max(n, 1))
         done = int(self._lib.lko_copy_from(self._h, dst, n))
         return ffi.buffer(dst, done)[:]

@@ -3,7 +3,7 @@
 A published figure is measured in a setup: a device, a number of cores, a buffer
 size.  Where labkit's setup differs in a way that moves the figure by
 construction (R3's peak on 24 NVMe drives over many cores against /dev/zero on
-one pinned CPU; a quick-mode 64 MiB tail seek against a band derived for
+one pinned CPU; a quick-mode 64 MiB tail speed-up against a band derived for
 1 GiB), a verdict of *differs* would be certain before measuring and says
 nothing about the kernel change.  Such a claim is **not comparable**
 (:func:`labkit.measure.verdicts.not_comparable`): the row still shows labkit's

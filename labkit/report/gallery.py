@@ -36,7 +36,13 @@ from labkit.measure.sessions import random_effects
 from labkit.measure.verdicts import NOT_COMPARABLE, verdict
 from labkit.report.bundle import Bundle
 
-_KEY = ["result", "quantity"]
+_KEY = ["key"]
+#: Labels of earlier summaries renamed since, measuring the same thing: label -> claim id.
+#: (R3's old instruction row, READV(IOVEC) against READ, is not R3's rewrite: not mapped.)
+RENAMED = {
+    "after the fix: tail / head": "R1.tail_over_head",
+    "live: READ_FIXED tail / head on today's kernel": "R1.live_tail_over_head",
+}
 #: One colour per host (matplotlib's tab10, as the other figures).
 _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
 #: Verdicts that decide (a disagreement between two of them is a finding).
@@ -110,7 +116,7 @@ def _pooled(rows: list[Any]) -> tuple[dict[str, Any], str]:
 
 
 def _finding(key: tuple[str, str], seen: list[tuple[str, Any, Bundle]]) -> str | None:
-    """A sentence when the hosts disagree on ``key``, naming what differs between them."""
+    """A sentence when the hosts disagree on ``key`` ((result, quantity)), naming what differs."""
     decided = [(lab, r, b) for lab, r, b in seen if str(r.get("verdict")) in DECIDED]
     kinds = {str(r.get("verdict")) for _, r, _ in decided}
     disjoint = None
@@ -138,15 +144,72 @@ def _finding(key: tuple[str, str], seen: list[tuple[str, Any, Bundle]]) -> str |
         what = "the same verdict, but intervals that do not overlap"
         pair = disjoint
     diff = _host.differences(pair[1].host, pair[3].host)
+    code_a = str((pair[1].manifest.get("code") or {}).get("git_commit") or "?")[:7]
+    code_b = str((pair[3].manifest.get("code") or {}).get("git_commit") or "?")[:7]
+    if code_a != code_b:  # a different estimator may differ as much as a different CPU
+        diff.insert(0, f"code: {code_a} vs {code_b}")
     shown = "; ".join(diff[:8]) + (f"; and {len(diff) - 8} more" if len(diff) > 8 else "")
     hosts = f"between {pair[0]} and {pair[2]}: {shown or 'nothing the records show'}"
     return f"{key[0]} {key[1]}: {what} ({parts}). What differs {hosts}."
 
 
+def _estimate(r: Any) -> Any:
+    from labkit.measure.resampling import Estimate
+
+    est, lo, hi = _num(r.get("estimate")), _num(r.get("ci_low")), _num(r.get("ci_high"))
+    if not math.isfinite(est):
+        return None
+    n = _num(r.get("n_runs"))
+    noise = _num(r.get("noise"))
+    return Estimate(
+        str(r.get("quantity")), est, lo, hi, 0.95, str(r.get("method") or ""),
+        int(n) if math.isfinite(n) else 1, 1, noise, noise,
+    )  # fmt: skip
+
+
+def normalised(summary: pd.DataFrame) -> pd.DataFrame:
+    """A bundle's summary keyed by claim id and judged by today's bands and rule.
+
+    Rows without a ``claim`` (summaries from before claim ids) get one from their label
+    (today's bands, or :data:`RENAMED`); a row with a claim is judged again against
+    today's band of that claim, not comparable where its setup says so
+    (:func:`labkit.measure.verdicts.judge`), the verdict it was recorded with kept in
+    ``recorded_verdict``.  ``key`` is the claim id, else ``"result: quantity"``.
+    """
+    from labkit import published
+    from labkit.measure import setups
+    from labkit.measure.verdicts import judge
+
+    bands = published.bands()
+    by_label = dict(zip(bands["quantity"], bands["claim"], strict=True))
+    out = summary.copy()
+    if "claim" not in out.columns:
+        out["claim"] = None
+    rows = []
+    for _, r in out.iterrows():
+        r = r.copy()
+        claim = r.get("claim")
+        if not isinstance(claim, str) or not claim:
+            claim = by_label.get(str(r["quantity"])) or RENAMED.get(str(r["quantity"]))
+        r["claim"] = claim
+        r["recorded_verdict"] = r.get("verdict")
+        band = published.claim_band(claim) if claim else None
+        if band is not None:
+            quick = bool(r.get("quick")) if not pd.isna(r.get("quick", None)) else False
+            v = judge(_estimate(r), band, setup=setups.mismatches(claim, quick))
+            r["verdict"], r["quantity"] = v.verdict, band.quantity
+            r["band_low"], r["band_high"] = band.low, band.high
+        r["key"] = claim or f"{r['result']}: {r['quantity']}"
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
 def compare(bundles: Sequence[Bundle]) -> Comparison:
     """Bundles side by side, one row per claim (see the module).
 
-    Columns: ``result``, ``quantity``, ``unit``, ``band``; per host ``<label>: verdict``,
+    Every bundle's rows are keyed by claim id and judged by today's bands
+    (:func:`normalised`).  Columns: ``claim``, ``result``, ``quantity``, ``unit``,
+    ``band``; per host ``<label>: verdict``,
     ``<label>: figure`` and ``<label>: estimate`` / ``ci_low`` / ``ci_high``; ``pooled``,
     ``pooled_low``, ``pooled_high``, ``between_hosts_sd``, ``pooled_verdict``,
     ``pooled_method`` (empty where not pooled, with ``not_pooled`` saying why).
@@ -159,21 +222,23 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
         raise ValueError(f"compare needs at least two bundles, got {len(bundles)}")
     labels = _labels(bundles)
     tables = []
-    keys: list[tuple[str, str]] = []
+    keys: list[str] = []
     for b in bundles:
-        missing = {*_KEY, "verdict"} - set(b.summary.columns)
+        missing = {"result", "quantity", "verdict"} - set(b.summary.columns)
         if missing:
             raise ValueError(f"{b.path}: the summary lacks {sorted(missing)}")
-        t = b.summary.drop_duplicates(_KEY, keep="last").set_index(_KEY)
+        t = normalised(b.summary).drop_duplicates(_KEY, keep="last").set_index("key")
         tables.append(t)
         keys += [k for k in t.index if k not in keys]
     rows, findings = [], []
     for key in sorted(keys):
-        row: dict[str, Any] = dict(zip(_KEY, key, strict=True))
+        row: dict[str, Any] = {"claim": key}
         seen = []
         for lab, t, b in zip(labels, tables, bundles, strict=True):
             if key in t.index:
                 r = t.loc[key]
+                row.setdefault("result", r.get("result"))
+                row.setdefault("quantity", r.get("quantity"))
                 row.setdefault("unit", r.get("unit"))
                 lo, hi = _num(r.get("band_low")), _num(r.get("band_high"))
                 if "band" not in row and math.isfinite(lo):
@@ -189,7 +254,7 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
         row.update(pooled)
         row["not_pooled"] = why
         rows.append(row)
-        f = _finding(key, seen)
+        f = _finding((row["result"], row["quantity"]), seen)
         if f:
             findings.append(f)
     findings.sort(key=lambda f: "the verdict changes" not in f)  # verdict changes first

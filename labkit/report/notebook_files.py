@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +40,24 @@ PAPERMILL_TAGS = ("injected-parameters", "papermill-error-cell-tag")
 #: Tag (and id) of the Markdown line naming the run a stored notebook's outputs come from
 #: (:mod:`labkit.report.reference`); ``metadata.labkit`` names the run too.
 STORED_RUN_TAG = "labkit-run"
+
+
+#: A measured interval written into prose: "95% CI 0.990-0.995", "[1.018, 1.026]", "3 ± 1".
+#: Intervals are measured, so a notebook renders them from its results (code output); in a
+#: Markdown cell they go stale the next time the notebook runs.
+INTERVAL_IN_PROSE = re.compile(
+    r"95%\s*(?:CI|confidence|interval)[^.\n]{0,15}?-?\d"
+    r"|\[\s*-?\d[\d.,]*\s*,\s*-?\d[\d.,]*\s*\]"
+    r"|\d\s*±\s*\d"
+)
+
+
+def intervals_in_prose(text: str) -> list[str]:
+    """The measured intervals written in ``text`` (Markdown prose), with some context."""
+    return [
+        text[max(0, m.start() - 40) : m.end() + 10].replace("\n", " ")
+        for m in INTERVAL_IN_PROSE.finditer(text)
+    ]
 
 
 def language_info(version: str | None = None) -> dict[str, Any]:
@@ -196,7 +215,9 @@ __all__ = [
     "STORED_RUN_TAG",
     "drop_stored_run",
     "drop_stored_run_file",
+    "INTERVAL_IN_PROSE",
     "dumps",
+    "intervals_in_prose",
     "language_info",
     "main",
     "normalise",

@@ -94,6 +94,8 @@ COLUMNS = [
     "notebook",
     "quick",
     "recorded",
+    "scope",
+    "original",
 ]
 
 
@@ -155,6 +157,7 @@ def record(
     verdict: str | None = None,
     claim: str | None = None,
     out: str | os.PathLike[str] | None = None,
+    quick: bool | None = None,
 ) -> dict[str, Any]:
     """Record one headline quantity of a result, beside its published figure, with its verdict.
 
@@ -181,6 +184,9 @@ def record(
             band of (``result_id``, ``quantity``), whose claim id keys the row
             if it has one.
         out: output root (default :func:`out_dir`).
+        quick: the mode the figure was measured in (default: the process's,
+            :func:`labkit.config.quick_mode`); a claim not comparable in it
+            (``data/published/setups.csv``) is *not comparable*.
 
     Returns:
         The row as written.
@@ -216,8 +222,10 @@ def record(
     if m is not None:
         est, lo, hi = m.estimate, m.ci_low, m.ci_high
         noise = m.noise if noise is None else noise
-    if band is not None:
-        v = judge(m, band, noise=noise)
+    from labkit.report.scope import judge_row  # not comparable, scope, original (issue 23)
+
+    v, where = judge_row(claim or None, m, band, noise=noise, quick=quick)
+    if band is not None or v.verdict == "not comparable":
         text = v.verdict
         why = f"not measured: {reason.strip()}" if m is None else f"{v.reason}; {reason.strip()}"
         method = m.method if m is not None else ""
@@ -246,8 +254,9 @@ def record(
         "method": method,
         "reason": why,
         "notebook": notebook_name(),
-        "quick": quick_mode(),
+        "quick": quick_mode(quick),
         "recorded": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        **where,
     }
     key = row["claim"] or f"{row['result']}--{row['quantity']}"
     path = _summary_dir(out) / f"{_slug(key)}.json"

@@ -107,6 +107,7 @@ def row_cells(r: Any) -> dict[str, str]:
         "explained": _text(r.get("explained")),
         "method": _text(r.get("method")),
         "reason": _text(r.get("reason")),
+        "original": _text(r.get("original")),
     }
 
 
@@ -142,11 +143,15 @@ def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
     widths = {c: max(len(c), *(len(row[c]) for row in rows)) for c in cols}
     out = ["  ".join(c.ljust(widths[c]) for c in cols).rstrip()]
     out.append("  ".join("-" * widths[c] for c in cols))
+    scopes = sorted({str(v) for v in df.get("scope", pd.Series(dtype=str)).dropna() if v})
+    out[:0] = [f"where these verdicts hold: {'; '.join(scopes)}", ""] if scopes else []
     for row in rows:
         out.append("  ".join(row[c].ljust(widths[c]) for c in cols).rstrip())
         notes = [("reason", row["reason"])]
         if row["explained"]:
             notes.append(("explained", row["explained"]))
+        if row.get("original"):  # the original measurement's own interval (issue 23)
+            notes.append(("original", row["original"]))
         for label, text in notes:
             lines = textwrap.wrap(text, width=width) or [""]
             prefix = f"    {label}: "
@@ -164,6 +169,7 @@ table.summary td.verdict-reproduced { background: #e3f4e1; }
 table.summary td.verdict-differs { background: #fbe3e0; }
 table.summary td.verdict-inconclusive { background: #fdf3d7; }
 table.summary td.verdict-not-measured { color: #777; }
+table.summary td.verdict-not-comparable { color: #555; font-style: italic; }
 table.summary td { vertical-align: top; }
 table.summary td.reason { min-width: 24em; }
 """
