@@ -420,9 +420,15 @@ def screenshot(driver: Any, path: str, name: str, cell: int | None = None) -> Pa
 
 
 def _problems(cell_list: list[dict[str, Any]]) -> list[str]:
+    """Error and stderr outputs, and figures shown as text ("<Figure size ...>", no image)."""
     found = []
     for k, cell in enumerate(cell_list):
         for out in cell["outputs"]:
+            data = out.get("data", {})
+            text = data.get("text/plain", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            if text.startswith("<Figure size") and not any(m.startswith("image/") for m in data):
+                found.append(f"cell {k}: a figure shown as text, not drawn: {text!r}")
             if out.get("output_type") == "error":
                 found.append(f"cell {k}: error {out.get('ename')}: {out.get('evalue')}")
             if out.get("output_type") == "stream" and out.get("name") == "stderr":

@@ -179,3 +179,28 @@ def test_an_undecided_claim_gets_more_runs_up_to_the_cap(fake_claims, monkeypatc
     assert CALLS[0] == 2 and sum(CALLS) == 4  # 2, then one at a time up to the cap of 4
     assert out.measured.sequential.stopped == "run cap"
     assert out.verdict == "inconclusive"
+
+
+def test_without_io_uring_its_claims_are_not_measured_and_its_figures_say_why(
+    monkeypatch, tmp_path
+):
+    # a kernel or sandbox that refuses io_uring: nothing io_uring-based runs, nothing fails
+    from labkit import live
+    from labkit.claims import figures_live
+
+    refused = {"available": False, "reason": "io_uring_setup: EPERM (test)", "kernel": "x"}
+    monkeypatch.setattr(live, "probe", lambda: refused)  # noqa: E731 - a stand-in probe
+    monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
+    s = claims.new_session(quick=True)
+    out = s.run("R1.live_tail_over_head")
+    assert out.estimate is None and out.verdict == "not measured"
+    assert "io_uring unavailable: io_uring_setup: EPERM (test)" in out.row["reason"]
+    for cid in ("R3.ubuf_gain", "R3.read_gain", "R3.cpu_ratio"):  # some not comparable anyway
+        out = s.run(cid)
+        assert out.estimate is None and out.verdict in ("not measured", "not comparable")
+    for name in ("live-uring-qd1", "R1-live-head-tail", "live-uring-peak"):
+        fig = claims.figure(name)
+        assert "not measured: io_uring unavailable" in fig.axes[0].texts[0].get_text()
+    assert figures_live.head_tail(s).empty and figures_live.qd1(s)[0].empty
+    assert figures_live.peak(s).empty and figures_live.peak_ratios(s).empty
+    assert "kiops_per_core" in figures_live.peak(s).columns

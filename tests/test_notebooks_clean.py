@@ -48,6 +48,20 @@ def test_no_stderr_and_no_errors(nb_path):
             )
 
 
+def test_every_figure_is_drawn(nb_path):
+    """A matplotlib figure is stored as an image: an output whose only form is the text
+    "<Figure size ...>" is a figure the reader never sees (a Figure that no front end drew)."""
+    nb = nbformat.read(nb_path, as_version=4)
+    for k, cell in enumerate(code_cells(nb)):
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            text = data.get("text/plain", "")
+            if text.startswith("<Figure size"):
+                assert any(m.startswith("image/") for m in data), (
+                    f"{nb_path.name} code cell {k}: a figure stored as text only: {text!r}"
+                )
+
+
 def test_no_absolute_paths(nb_path):
     text = nb_path.read_text(encoding="utf-8")
     found = sorted({m.group(0) for m in ABSOLUTE.finditer(text)})

@@ -53,7 +53,19 @@ def figure(name: str, *, quick: bool | None = None) -> Figure:
         raise KeyError(f"unknown figure {name!r}; known: {', '.join(FIGURES)}") from None
     fig = draw(session(quick))
     summary.savefig(fig, name)
+    _let_ipython_draw()
     return fig
+
+
+def _let_ipython_draw() -> None:
+    """In a Jupyter kernel, IPython draws a Figure as an image only once matplotlib's inline
+    backend has registered its formatter, which happens when the backend is first loaded (by
+    pyplot); these figures are made without pyplot, so load it here.  Elsewhere (another
+    backend, no kernel) the import changes nothing."""
+    import sys
+
+    if "ipykernel" in sys.modules:
+        import matplotlib_inline.backend_inline  # noqa: F401
 
 
 def skipped(why: str) -> Figure:

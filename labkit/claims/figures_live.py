@@ -132,8 +132,10 @@ def tmpfs(s: Session) -> pd.DataFrame:
 
 
 def head_tail(s: Session) -> pd.DataFrame:
-    """READ_FIXED at the head and the tail: median per variant (95% CI)."""
-    return stats.median_ci(s.measure(r1.LIVE_FIXED).data, by=["variant"])[SHOW]
+    """READ_FIXED at the head and the tail: median per variant (95% CI); empty without
+    io_uring."""
+    m = s.measure(r1.LIVE_FIXED)
+    return pd.DataFrame() if m.why_not else stats.median_ci(m.data, by=["variant"])[SHOW]
 
 
 @drawn("R1-live-head-tail")
@@ -172,7 +174,12 @@ def head_tail_points(s: Session) -> Figure:
 
 def peak(s: Session) -> pd.DataFrame:
     """The peak loop per op and depth: CPU ns per IO (95% CI), thousand IOPS per core
-    with their interval, and the IOs per io_uring_enter."""
+    with their interval, and the IOs per io_uring_enter (empty without io_uring)."""
+    if s.measure(r3.PEAK_SWEEP).why_not:
+        kiops = ["kiops_per_core", "kiops_low", "kiops_high", "ios_per_enter"]
+        return pd.DataFrame(
+            columns=["op", "depth", "median", "ci_low", "ci_high", "n_runs", *kiops]
+        )
     data = s.measure(r3.PEAK_SWEEP).data
     table = stats.median_ci(data, by=["op", "depth"])
     table["kiops_per_core"] = 1e6 / table["median"]
@@ -183,7 +190,9 @@ def peak(s: Session) -> pd.DataFrame:
 
 
 def peak_ratios(s: Session) -> pd.DataFrame:
-    """At the deepest queue: READV(1) / READ and IOVEC / UBUF per IO."""
+    """At the deepest queue: READV(1) / READ and IOVEC / UBUF per IO (empty without io_uring)."""
+    if s.measure(r3.PEAK_SWEEP).why_not:
+        return pd.DataFrame()
     data = s.measure(r3.PEAK_SWEEP).data
     deepest = int(data["depth"].max())
     top = data[data["depth"] == deepest].copy()

@@ -31,7 +31,9 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -201,8 +203,19 @@ def _run(cmd: list[str], cwd: Path | None = None, what: str = "", env: dict | No
     return proc.stdout
 
 
+_LOCKS_LOCK = threading.Lock()
+_EXTRACT_LOCKS: dict[Path, threading.Lock] = {}
+
+
 def extract_tree(archive: Path, dest: Path) -> Path:
     """Extract the parts of a Debian kernel source archive the build needs; return the tree."""
+    with _LOCKS_LOCK:
+        lock = _EXTRACT_LOCKS.setdefault(dest, threading.Lock())
+    with lock:  # two eras of one tree (6.1, 6.1+ubuf) extract it once
+        return _extract_tree(archive, dest)
+
+
+def _extract_tree(archive: Path, dest: Path) -> Path:
     done = dest / ".labkit-extracted"
     top = archive.name.removesuffix(".tar.xz")
     if done.exists():
@@ -248,7 +261,10 @@ def _era_tree(era: Era, base: Path, work: Path) -> Path:
 
 def _kbuild(tree: Path, out: Path, era: Era, opt_flags: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copy(GLUE / "lko_shim.c", tree / "lib" / "lko_shim.c")
+    shim, text = tree / "lib" / "lko_shim.c", (GLUE / "lko_shim.c").read_bytes()
+    if not shim.exists() or shim.read_bytes() != text:
+        shim.unlink(missing_ok=True)  # a patched era's tree hard-links the base tree's files
+        shim.write_bytes(text)
     make = ["make", "-s", "ARCH=um", f"O={out}", f"-j{min(os.cpu_count() or 1, 4)}"]
     if not (out / ".config").exists():
         _run([*make, "defconfig"], cwd=tree, what="make ARCH=um defconfig")
@@ -384,16 +400,25 @@ def _kernelversion(dest: Path) -> str:
 
 
 def build_all(*, src: str | None = None, force: bool = False, log: bool = False) -> list[Built]:
-    """Build every era (6.1, 6.1+ubuf, 6.12); cached builds are returned as they are."""
-    out = []
-    for name in ERAS:
+    """Build every era (6.1, 6.1+ubuf, 6.12), two at a time; cached builds are returned as they are.
+
+    The eras build in parallel threads (each ``make`` runs its own jobs); the eras that
+    share a source archive extract it once.
+    """
+
+    def one(name: str) -> Built:
         t = time.monotonic()
         b = build(name, src=src, force=force, log=log)
         if log:
             state = "cached" if b.record.get("cached") else "built"
             print(f"{name}: {state} in {time.monotonic() - t:.1f} s -> {b.directory}")
-        out.append(b)
-    return out
+        return b
+
+    # the two trees first (6.1 and 6.12 extract and build side by side), then 6.1+ubuf
+    order = sorted(ERAS, key=lambda name: ERAS[name].seed_patch)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        built = dict(zip(order, pool.map(one, order), strict=True))
+    return [built[name] for name in ERAS]
 
 
 def is_available() -> str | None:

@@ -26,13 +26,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``labkit kernel ACTION``."""
-    from labkit.kernelsrc.build import KernelSourceError, build
+    from labkit.kernelsrc.build import KernelSourceError, build, build_all
 
     try:
         if args.kernel_command == "build":
-            eras = args.era or ["6.1", "6.1+ubuf", "6.12"]
             t0 = time.monotonic()
-            for era in eras:
+            if not args.era:
+                build_all(src=args.src, force=args.force, log=True)
+                print(f"total {time.monotonic() - t0:.1f} s")
+                return 0
+            for era in args.era:
                 t = time.monotonic()
                 built = build(era, src=args.src, force=args.force, log=True)
                 state = "cached" if built.record.get("cached") else "built"

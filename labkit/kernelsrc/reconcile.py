@@ -133,3 +133,13 @@ def reconcile(model: pd.DataFrame, kernel: pd.DataFrame) -> pd.DataFrame:
     compared = out.loc[[s for s in ("import", "iterate") if s in out.index]].sum()
     out.loc["compared (import + iterate)"] = compared
     return out
+
+
+def committed() -> pd.DataFrame:
+    """:func:`reconcile` of the committed breakdowns (the newest saved run of each side)."""
+    from labkit.kernelsrc.counts import kernel_counts
+    from labkit.measure.results import load
+
+    model = load(MODEL_EXPERIMENT, required=MODEL_COLUMNS)
+    model = model[model["saved_run"] == model["saved_run"].max()]
+    return reconcile(model, kernel_counts(functions=True))
