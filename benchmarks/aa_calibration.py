@@ -13,8 +13,9 @@ median resolving power, with the seconds of measuring per block (the goal: at mo
 per call in at most 60 s).
 
 Usage: ``python benchmarks/aa_calibration.py [--blocks 20] [--runs 6] [--repeats 60]
-[--iters 1000] [--csv OUT]``.  With the defaults a block measures about 7-10 s on a
-2-core VM, so 20 blocks take about 3-4 minutes.
+[--iters 1000] [--csv OUT]``, or ``--bundle DIR`` to tally the A/A of every run of a
+reproduction's bundle (R2's loop and R1's head/tail) without measuring.  With the
+defaults a block measures about 7-10 s on a 2-core VM, so 20 blocks take 3-4 minutes.
 """
 
 from __future__ import annotations
@@ -39,7 +40,14 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=60)
     ap.add_argument("--iters", type=int, default=1000)
     ap.add_argument("--csv", help="write one row per block")
+    ap.add_argument(
+        "--bundle",
+        help="measure nothing: tally the A/A of every run in a result bundle's samples "
+        "(R2's loop, ubuf-live-syscalls; R1's head/tail, live-fixed-head-tail)",
+    )
     cfg = ap.parse_args()
+    if cfg.bundle:
+        return from_bundle(cfg.bundle)
     rows, found = [], []
     for k in range(1, cfg.blocks + 1):
         t0 = time.monotonic()
@@ -82,6 +90,37 @@ def main() -> int:
         f"median {table['seconds'].median():.1f} s of measuring per block "
         f"({cfg.runs} runs x {cfg.repeats} rounds x {len(NAMES)} variants x {cfg.iters} calls)"
     )
+    return 0
+
+
+def from_bundle(path: str) -> int:
+    """The A/A intervals of every run in a bundle, per experiment, and their coverage of 0."""
+    from labkit.report import bundle
+
+    b = bundle.load(path)
+    found = []
+    for exp, variant in (("ubuf-live-syscalls", "readv1"), ("live-fixed-head-tail", "head")):
+        try:
+            df = b.samples(exp)
+        except KeyError:
+            print(f"{exp}: not in the bundle")
+            continue
+        if "target" in df.columns:
+            df = df[df["target"] == "zero"]
+        if aa_twin(variant) not in set(df["variant"]):
+            print(f"{exp}: no A/A twin measured (a bundle from before the twins)")
+            continue
+        runs = calibration.aa_by_run(df, variant)
+        found += runs
+        t = calibration.tally(runs)
+        print(
+            f"{exp}: {t['covered']} of {t['total']} runs' A/A intervals cover 0; "
+            f"resolving power per run {t['resolving_power'][variant]:.3g} ns (median); "
+            f"over all runs: {calibration.aa(df, variant).sentence()}"
+        )
+    if found:
+        t = calibration.tally(found)
+        print(f"all: {t['covered']} of {t['total']} ({100 * t['share']:.0f}%) cover 0")
     return 0
 
 

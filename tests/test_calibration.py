@@ -89,3 +89,11 @@ def test_live_loop_measures_a_twin():
     assert "readv_empty2" in live.CALIBRATION_VARIANTS
     assert "readv_empty2" not in live.SYSCALL_VARIANTS
     assert live.read_variant("readv1_aa").name == "readv1"
+
+
+def test_aa_by_run_gives_one_interval_per_run():
+    rng = np.random.default_rng(2)
+    df = _table(rng, runs=5)
+    found = calibration.aa_by_run(df, "readv1", n_resamples=300)
+    assert len(found) == 5 and all(np.isfinite(a.resolving_power) for a in found)
+    assert len(calibration.aa_by_run(df.drop(columns="run"), "readv1", n_resamples=300)) == 1

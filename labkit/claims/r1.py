@@ -29,7 +29,7 @@ from labkit.core.fixed import RegisteredBuffer, register_buffer
 from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.experiments import callgrind, fixed_seek, live_kernel
 from labkit.experiments.params import Params
-from labkit.measure import stats
+from labkit.measure import calibration, stats
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget
 
@@ -331,9 +331,10 @@ def _after_reason(out: Outcome) -> str:
 
 
 def _live_reason(out: Outcome) -> str:
+    a = calibration.aa(out.data, "head")
     return (
         f"over {out.params.size >> 20} MiB, warm submissions: the fix's claim is that the "
-        "tail costs what the head does; the published 0.136 is its own row"
+        f"tail costs what the head does; the published 0.136 is its own row; {a.sentence()}"
     )
 
 

@@ -22,7 +22,7 @@ from labkit.live.clock import clock
 from labkit.live.ring import PeakResult, Ring
 from labkit.live.sources import PatternFile, open_zero
 from labkit.live.syscalls import syscall_variants
-from labkit.live.variants import DEFAULT_LENGTH, SYSCALL_VARIANTS, URING_OPS
+from labkit.live.variants import AA_SUFFIX, DEFAULT_LENGTH, SYSCALL_VARIANTS, URING_OPS
 from labkit.measure import runner
 from labkit.measure.experiment import Arguments, in_workers
 
@@ -178,7 +178,8 @@ def run_fixed_head_tail(
 ) -> runner.Rows:
     """READ_FIXED of /dev/zero into the head vs the tail of one registered buffer (R1 today).
 
-    Variants ``head`` (offset 0) and ``tail`` (offset ``size - length``),
+    Variants ``head`` (offset 0), ``tail`` (offset ``size - length``) and
+    ``head_aa`` (the head again: its A/A twin, :mod:`labkit.measure.calibration`),
     measured in ``runs`` single-threaded workers, each registering its own
     buffer; rows carry ``buffer_bytes``, ``pages_skipped`` (the pages before
     the tail), ``hugepages``, ``bytes``, ``iters``, ``clock``, ``run``,
@@ -194,6 +195,8 @@ def run_fixed_head_tail(
                 "tail": ring.roundtrip_variant(
                     "read_fixed", zfd, length, iters=iters, buf_offset=tail
                 ),
+                # the head's A/A twin: the same read in the same loop (labkit.measure.calibration)
+                "head" + AA_SUFFIX: ring.roundtrip_variant("read_fixed", zfd, length, iters=iters),
             }
             params = {
                 "buffer_bytes": size,

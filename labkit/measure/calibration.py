@@ -77,6 +77,14 @@ def aa(df: pd.DataFrame, variant: str, **kw: Any) -> AA:
     return AA(variant, stats.difference(df, variant + AA_SUFFIX, variant, **kw))
 
 
+def aa_by_run(df: pd.DataFrame, variant: str, **kw: Any) -> list[AA]:
+    """One A/A interval per independent run of ``df`` (its rounds resampled), for
+    :func:`tally`: how often the A/A intervals of single runs cover 0."""
+    if "run" not in df.columns:
+        return [aa(df, variant, **kw)]
+    return [aa(sub, variant, **kw) for _, sub in df.groupby("run", sort=True)]
+
+
 def tally(intervals: Sequence[AA]) -> dict[str, Any]:
     """How many A/A intervals covered 0, of how many, and the resolving powers.
 
@@ -183,4 +191,4 @@ def proxy_corrected(
     return {k: bootstrap(samples, f, quantity=q, **opts) for k, (f, q) in what.items()}
 
 
-__all__ = ["AA", "AA_SUFFIX", "R2_PROXY", "aa", "proxy_corrected", "tally"]
+__all__ = ["AA", "AA_SUFFIX", "R2_PROXY", "aa", "aa_by_run", "proxy_corrected", "tally"]
