@@ -46,6 +46,7 @@ import pandas as pd
 from labkit import config
 from labkit.report import notebook_files
 from labkit.report import summary as report
+from labkit.report.bundle import from_reproduction
 
 #: The file beside ``summary.csv`` that names the run.
 RUN_FILE = "run.json"
@@ -142,6 +143,7 @@ def store_reference(
     again = reproduce.run(**kw)
     if not again.ok:
         raise RuntimeError("the index notebook did not complete: " + _failures(again))
+    from_reproduction(again.out)  # <out>/bundle, as labkit reproduce writes it (make gallery)
     host = _host()
     windows = {}
     for path in reproduce.find_notebooks(nb_dir):
