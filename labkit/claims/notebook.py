@@ -16,6 +16,7 @@ import string
 from collections.abc import Iterable
 from typing import Any
 
+from labkit import config
 from labkit.claims.claim import ids
 from labkit.claims.engine import Outcome, Session, new_session, session
 from labkit.config import quick_mode
@@ -132,7 +133,9 @@ def save_results() -> str:
         if m.why_not or not name:
             continue
         frames.update(name(m.data) if callable(name) else {name: m.data})
-    return str(results.save_all(frames))
+    said = str(results.save_all(frames))
+    out = config.out_setting()  # under labkit reproduce: name its folder, not this machine's path
+    return said.replace(str(out), "the reproduction's folder") if out is not None else said
 
 
 __all__ = ["Markdown", "Quoted", "markdown", "save_results", "start", "summary_of"]
