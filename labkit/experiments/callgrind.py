@@ -24,6 +24,7 @@ seeks).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -32,7 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pandas as pd
@@ -153,6 +154,43 @@ def _phases(
     return phases
 
 
+@contextlib.contextmanager
+def dumps(phases: list[dict[str, Any]], *, timeout_s: float = 600.0) -> Iterator[list[str]]:
+    """Run the modelled calls of ``phases`` once under callgrind, counting only the timed
+    loops (``lk_time_*``); yields one dump file per phase, removed on exit.
+
+    Raises:
+        RuntimeError: if valgrind is missing, fails, or dumps fewer phases than asked.
+    """
+    ok, where = available()
+    if not ok:
+        raise RuntimeError(where)
+    with tempfile.TemporaryDirectory(prefix="labkit-cg-") as tmp:
+        out = os.path.join(tmp, "cg.out")
+        cmd = [
+            where,
+            "--tool=callgrind",
+            f"--callgrind-out-file={out}",
+            "--toggle-collect=lk_time_*",
+            "--dump-after=lk_time_empty",
+            sys.executable,
+            "-c",
+            _CHILD,
+            json.dumps(phases),
+            str(repo_root()),
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        if done.returncode != 0:
+            raise RuntimeError(f"valgrind failed ({done.returncode}): {done.stderr[-400:]}")
+        paths = [f"{out}.{k}" for k in range(1, len(phases) + 1)]
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            raise RuntimeError(
+                f"callgrind wrote {len(paths) - len(missing)} dumps, {len(phases)} phases were run"
+            )
+        yield paths
+
+
 def measure(
     variants: Sequence[tuple[str, str, str, dict[str, Any]]] = SUMMARY_VARIANTS,
     *,
@@ -176,28 +214,9 @@ def measure(
     if not 0 < int(n1) < int(n2):
         raise ValueError(f"need 0 < n1 < n2, got {n1}, {n2}")
     phases = _phases(variants, seeks, int(n1), int(n2))
-    with tempfile.TemporaryDirectory(prefix="labkit-cg-") as tmp:
-        out = os.path.join(tmp, "cg.out")
-        cmd = [
-            where,
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            "--toggle-collect=lk_time_*",
-            "--dump-after=lk_time_empty",
-            sys.executable,
-            "-c",
-            _CHILD,
-            json.dumps(phases),
-            str(repo_root()),
-        ]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-        if done.returncode != 0:
-            raise RuntimeError(f"valgrind failed ({done.returncode}): {done.stderr[-400:]}")
-        counts = []
-        for k in range(1, len(phases) + 1):
-            path = f"{out}.{k}"
-            if not os.path.exists(path):
-                raise RuntimeError(f"callgrind wrote {k - 1} dumps, {len(phases)} phases were run")
+    counts = []
+    with dumps(phases, timeout_s=timeout_s) as paths:
+        for path in paths:
             with open(path) as f:
                 m = re.search(r"^summary:\s+(\d+)", f.read(), re.M)
             counts.append(int(m.group(1)) if m else 0)
@@ -285,6 +304,7 @@ __all__ = [
     "UBUF_VARIANTS",
     "as_estimate",
     "available",
+    "dumps",
     "evidence",
     "measure",
     "per_page",

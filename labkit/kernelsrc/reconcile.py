@@ -23,15 +23,10 @@ Steps:
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
-from labkit.config import repo_root
 from labkit.experiments import callgrind as model_callgrind
 from labkit.kernelsrc.counts import _by_function, proxy_cost
 
@@ -70,25 +65,11 @@ def model_breakdown(n1: int = 1000, n2: int = 3000) -> pd.DataFrame:
         v for v in model_callgrind.UBUF_VARIANTS if v[0] == "read-zero" and v[1] in MODEL_VARIANTS
     ]
     phases = model_callgrind._phases(variants, (), n1, n2)
-    with tempfile.TemporaryDirectory(prefix="labkit-mcg-") as tmp:
-        out = Path(tmp) / "cg.out"
-        cmd = [
-            "valgrind",
-            "--tool=callgrind",
-            f"--callgrind-out-file={out}",
-            "--toggle-collect=lk_time_*",
-            "--dump-after=lk_time_empty",
-            sys.executable,
-            "-c",
-            model_callgrind._CHILD,
-            json.dumps(phases),
-            str(repo_root()),
-        ]
-        subprocess.run(cmd, check=True, capture_output=True, text=True)
-        rows = []
+    rows = []
+    with model_callgrind.dumps(phases) as paths:
         for k in range(0, len(phases), 2):
-            a = _by_function(Path(f"{out}.{k + 1}"), None)
-            b = _by_function(Path(f"{out}.{k + 2}"), None)
+            a = _by_function(Path(paths[k]), None)
+            b = _by_function(Path(paths[k + 1]), None)
             for fn in sorted(set(a) | set(b)):
                 per = (b.get(fn, 0) - a.get(fn, 0)) / (phases[k + 1]["n"] - phases[k]["n"])
                 if abs(per) >= 0.5 and (fn.startswith(("lk_", "iterate", "step_", "__mem"))):
