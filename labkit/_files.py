@@ -91,13 +91,8 @@ def _root_of(path: Path, root: str | os.PathLike[str] | None) -> Path:
 
 def _refuse_if_not_dir(dfd: int, name: str, shown: Path) -> None:
     """Raise LinkRefused (or NotADirectoryError) for a component that is not a folder."""
-    try:
-        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-    except FileNotFoundError:
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise LinkRefused(shown)
-    if not stat.S_ISDIR(st.st_mode):
+    st = _check_not_link(dfd, name, shown)
+    if st is not None and not stat.S_ISDIR(st.st_mode):
         raise NotADirectoryError(errno.ENOTDIR, "it exists and is not a directory", str(shown))
 
 
@@ -155,13 +150,15 @@ def make_dirs(path: str | os.PathLike[str], root: str | os.PathLike[str] | None 
     return Path(path)
 
 
-def _check_not_link(dfd: int, name: str, shown: Path) -> None:
+def _check_not_link(dfd: int, name: str, shown: Path) -> os.stat_result | None:
+    """``name``'s own status in the folder ``dfd`` (None if absent); LinkRefused for a link."""
     try:
         st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
     except FileNotFoundError:
-        return
+        return None
     if stat.S_ISLNK(st.st_mode):
         raise LinkRefused(shown)
+    return st
 
 
 def atomic_write(
