@@ -45,8 +45,13 @@ reference: install
 gallery: install
 	$(BIN)/python -c "from labkit.report import bundle; print(bundle.add_to_gallery('reproduction/full/bundle'))"
 
+# the tests run in TEST_JOBS processes (pytest-xdist), each test file and each notebook whole
+# in one of them (--dist loadfile: module fixtures are built once, a notebook's cells share
+# one kernel), the slowest files first (tests/conftest.py orders them); TEST_JOBS=0 runs
+# them in this one process
+TEST_JOBS ?= 2
 test: install-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder)
 
 clean:
 	rm -rf build labkit/_labkit*.so labkit/_labkit.c *.egg-info $(VENV)/.installed $(VENV)/.installed-test

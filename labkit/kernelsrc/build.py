@@ -25,15 +25,17 @@ cache hit.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
-import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -203,15 +205,26 @@ def _run(cmd: list[str], cwd: Path | None = None, what: str = "", env: dict | No
     return proc.stdout
 
 
-_LOCKS_LOCK = threading.Lock()
-_EXTRACT_LOCKS: dict[Path, threading.Lock] = {}
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created if needed) for the block.
+
+    ``flock`` locks belong to an open file, so the lock excludes other threads of this
+    process as well as other processes: ``build_all``'s threads, pytest-xdist's workers
+    and a build started in the background by ``.ci/run`` wait for each other.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def extract_tree(archive: Path, dest: Path) -> Path:
     """Extract the parts of a Debian kernel source archive the build needs; return the tree."""
-    with _LOCKS_LOCK:
-        lock = _EXTRACT_LOCKS.setdefault(dest, threading.Lock())
-    with lock:  # two eras of one tree (6.1, 6.1+ubuf) extract it once
+    with _locked(dest.with_name(dest.name + ".lock")):  # 6.1 and 6.1+ubuf extract it once
         return _extract_tree(archive, dest)
 
 
@@ -355,6 +368,24 @@ def build(
     record_path = dest / "build.json"
     if record_path.exists() and not force:
         return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
+    with _locked(dest.with_name(dest.name + ".lock")):  # one build of it at a time
+        if record_path.exists() and not force:  # built by another process while we waited
+            return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
+        return _build(e, key, dest, src_path, archive, root, t0, log)
+
+
+def _build(
+    e: Era,
+    key: str,
+    dest: Path,
+    src_path: Path | None,
+    archive: Path | None,
+    root: Path,
+    t0: float,
+    log: bool,
+) -> Built:
+    """Build era ``e`` into ``dest`` (the caller holds its lock)."""
+    record_path = dest / "build.json"
     dest.mkdir(parents=True, exist_ok=True)
     if src_path is None:
         assert archive is not None
