@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from labkit.report.progress import Planned, Progress, estimates_from_state, format_seconds
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch):
+    """The status line is cut to the width of the terminal pytest runs in (COLUMNS first):
+    80 columns in an xdist worker or a small window would cut the lines checked here."""
+    monkeypatch.setenv("COLUMNS", "200")
 
 
 class Terminal(io.StringIO):
