@@ -75,6 +75,12 @@ ALLOWED_SIDEWAYS: dict[tuple[str, str], str] = {
 MAX_LINES = 500
 OVER_LIMIT: set[str] = set()
 
+#: Names in ``__all__`` over all modules, at most (the public surface, issue 21: 634 at
+#: 6563043, 309 after).  A module's ``__all__`` lists what is used from outside its package
+#: (other layers, the CLI, notebooks, README, benchmarks); a module used only by its siblings
+#: has ``__all__: list[str] = []`` and a comment naming who uses it.
+MAX_PUBLIC_NAMES = 330
+
 #: Notebooks ruff checks: all of them.
 NOTEBOOKS_LINTED = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -252,6 +258,25 @@ def test_no_import_cycle():
     assert not cycles, cycles
 
 
+def public_names() -> dict[str, list[str]]:
+    """Each module's ``__all__`` (written out as a literal list: no ``*x.__all__``)."""
+    out = {}
+    for module, path in MODULES.items():
+        for node in ast.parse(path.read_text()).body:
+            targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+            if any(isinstance(x, ast.Name) and x.id == "__all__" for x in targets):
+                out[module] = list(ast.literal_eval(node.value))  # ValueError: not a literal
+    return out
+
+
+def test_the_public_surface_stays_small():
+    names = public_names()
+    total = sum(map(len, names.values()))
+    assert total <= MAX_PUBLIC_NAMES, f"{total} public names: {MAX_PUBLIC_NAMES} at most"
+    assert len(names["labkit"]) <= 20  # the package root: the model's API
+    assert all(n.isidentifier() for ns in names.values() for n in ns)
+
+
 def test_no_module_over_the_line_limit():
     over = {
         str(p.relative_to(ROOT))
@@ -421,3 +446,10 @@ def test_every_module_is_named_in_the_architecture_doc():
         if not named:
             missing.append(str(p.relative_to(ROOT)))
     assert not missing, f"not in docs/ARCHITECTURE.md: {missing}"
+
+
+if __name__ == "__main__":  # python tests/test_layout.py: the public names, by module
+    names = public_names()
+    for module, ns in sorted(names.items(), key=lambda kv: -len(kv[1])):
+        print(f"{len(ns):4d} {module}")
+    print(f"{sum(map(len, names.values()))} names in __all__ over {len(names)} modules")

@@ -247,14 +247,10 @@ def folio_tail(s: Session) -> Figure:
 
 
 __all__ = [
-    "FIGURES",
     "by_size",
-    "drawn",
-    "figure",
     "fixed_cost",
     "folio_table",
     "head_tail_ratios",
     "seek_table",
-    "skipped",
     "submissions",
 ]

@@ -339,22 +339,9 @@ def targets(df: pd.DataFrame, *, seed: int = stats.DEFAULT_SEED) -> list[Target]
 
 
 __all__ = [
-    "BIG_BVEC_SEGMENTS",
     "EXPERIMENT",
-    "CopySetup",
     "CoreCopy",
-    "Target",
     "core_copy",
-    "run_core_copy",
-    "make_setup",
-    "repeated_page_bvec",
     "summarize",
     "targets",
-    "time_advance",
-    "time_clock",
-    "time_copy_from_iter",
-    "time_copy_to_iter",
-    "time_empty",
-    "time_memcpy",
-    "variants_for",
 ]

@@ -23,11 +23,8 @@ from labkit.core.fixed import SEEKS, RegisteredBuffer, io_import_fixed, register
 from labkit.core.iter_args import ITER_DEST
 from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.experiments.fixed_cost import (
-    F_SOURCES,
     calibrated,
-    default_registered_size,
     fixed_cost_experiment,
-    read_fixed_roundtrip_ns,
 )
 from labkit.measure import runner
 from labkit.measure.experiment import Arguments, in_workers
@@ -336,15 +333,9 @@ def ratios_by_size(frames: Mapping[int, pd.DataFrame], *, fixed: Any, **kw: Any)
 __all__ = [
     "RATIOS",
     "SUBMISSIONS",
-    "default_registered_size",
     "head_tail_ratios",
     "landing",
     "ratios_by_size",
-    "F_SOURCES",
-    "buffer_geometry",
-    "fixed_cost_experiment",
-    "read_fixed_roundtrip_ns",
-    "registered_like",
     "seek_cost_experiment",
     "seek_offsets",
     "speedup_explained",

@@ -175,7 +175,6 @@ def instructions_table(cg: Any) -> Any:
 
 
 __all__ = [
-    "LIVE_PAIRS",
     "ModelParams",
     "instructions_table",
     "live_gain",

@@ -241,14 +241,9 @@ def format_environment(env: dict[str, Any]) -> str:
 
 
 __all__ = [
-    "KEYS",
+    "cpu_model",
     "environment",
     "format_environment",
-    "io_uring_status",
-    "measuring_threads",
-    "mitigations",
-    "cpu_model",
     "git_state",
     "host_of",
-    "package_versions",
 ]

@@ -123,4 +123,7 @@ def in_workers(
     return wrap
 
 
-__all__ = ["Arguments", "Shipped", "in_workers"]
+__all__ = [
+    "Arguments",
+    "in_workers",
+]

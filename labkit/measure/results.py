@@ -431,16 +431,10 @@ class ResultFileWarning(UserWarning):
 
 
 __all__ = [
-    "ENV_COLUMNS",
     "NoResultsWarning",
-    "ResultFileError",
-    "ResultFileWarning",
-    "atomic_write",
     "check_writable",
-    "default_data_dirs",
     "load",
     "load_run",
-    "results_dir",
     "runs",
     "save",
     "save_all",

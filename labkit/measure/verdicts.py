@@ -228,6 +228,5 @@ __all__ = [
     "VERDICTS",
     "Verdict",
     "judge",
-    "not_comparable",
     "verdict",
 ]

@@ -74,8 +74,8 @@ from labkit.measure.worker_errors import (
     keys_differ,
     worker_exception,
 )
-from labkit.measure.worker_main import Target, lookup, register, worker_main
-from labkit.measure.worker_tmp import private_tmp, remove_stale_tmp
+from labkit.measure.worker_main import Target, lookup, register
+from labkit.measure.worker_tmp import private_tmp
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -405,12 +405,5 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "THREAD_ENV",
     "WorkerError",
-    "WorkerTimeout",
-    "Target",
-    "lookup",
-    "probe_threads",
-    "remove_stale_tmp",
-    "run_in_workers",
     "target",
-    "worker_main",
 ]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit.report import figures as figs
-from labkit.report import summary as report
+from labkit.report import summary_format
 from labkit.report.progress import format_seconds
 from labkit.report.run_state import describe_code
 
@@ -207,7 +207,7 @@ def index_html(rep: Any) -> str:
 Published = the figure of the original mail; model = labkit's C model of the kernel code;
 live = the running kernel.</p>
 <h2>Summary</h2>
-{report.summary_html(table)}
+{summary_format.summary_html(table)}
 <h2>Notebooks</h2>
 {_notebook_rows(rep)}
 <h2>Figures</h2>

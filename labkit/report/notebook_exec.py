@@ -412,14 +412,4 @@ def remove_quietly(path: Path, root: Path | None = None) -> None:
         pass
 
 
-__all__ = [
-    "CellReport",
-    "NotebookPlan",
-    "SigintStops",
-    "environ",
-    "execute",
-    "kernel_env",
-    "first_code_line",
-    "kill_kernels",
-    "remove_quietly",
-]
+__all__: list[str] = []  # internal: runs notebooks for labkit.report.reproduce

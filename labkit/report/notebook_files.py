@@ -210,18 +210,5 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "KERNELSPEC",
-    "PAPERMILL_TAGS",
-    "STORED_RUN_TAG",
-    "drop_stored_run",
-    "drop_stored_run_file",
-    "INTERVAL_IN_PROSE",
-    "dumps",
-    "intervals_in_prose",
-    "language_info",
     "main",
-    "normalise",
-    "normalise_file",
-    "normalised_text",
-    "would_change",
 ]

@@ -44,7 +44,7 @@ from typing import Any
 import pandas as pd
 
 from labkit import config
-from labkit.report import notebook_files
+from labkit.report import notebook_files, summary_format
 from labkit.report import summary as report
 from labkit.report.bundle import from_reproduction
 
@@ -221,7 +221,7 @@ def check_reference(notebooks: str | Path, reproduction: str | Path) -> list[str
                 f"{what}: recorded {row['recorded']}, outside {name}'s run "
                 f"({window['started']} to {window['finished']})"
             )
-        printed = report.row_cells(row)["measured [95% CI]"]
+        printed = summary_format.row_cells(row)["measured [95% CI]"]
         for shown in {name, index}:
             if printed not in _outputs_text(stored[shown]):
                 problems.append(f"{what}: {printed!r} is not in the outputs of {shown}")
@@ -260,11 +260,5 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "RUN_FILE",
-    "check_reference",
     "main",
-    "provenance_text",
-    "run_id",
-    "store_reference",
-    "stored_notebook",
 ]

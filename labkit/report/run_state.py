@@ -318,25 +318,4 @@ def forget_rows(out: Path, nb_name: str) -> int:
     return gone
 
 
-__all__ = [
-    "MIN_FREE_BYTES",
-    "NotebookError",
-    "OutputError",
-    "check_out",
-    "forget_rows",
-    "recorded_rows",
-    "code_version",
-    "describe_code",
-    "executed_complete",
-    "file_sha256",
-    "load_state",
-    "lock_out",
-    "notebook_sources",
-    "out_lock",
-    "package_sources",
-    "read_notebook",
-    "run_hash",
-    "state_path",
-    "up_to_date",
-    "write_state",
-]
+__all__: list[str] = []  # internal: the run state of labkit.report.reproduce

@@ -56,19 +56,9 @@ import pandas as pd
 
 from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
-from labkit.measure.verdicts import TOO_NOISY, VERDICTS, Verdict, judge, verdict
 from labkit.report.summary_format import (
-    HTML_COLUMNS,
-    NOTEBOOK_COLUMNS,
-    SUMMARY_CSS,
-    TEXT_COLUMNS,
-    VERDICT_COLOURS,
-    SummaryView,
-    format_figure,
     format_interval,
     format_summary,
-    row_cells,
-    summary_html,
 )
 
 #: Columns of the summary table, in order.
@@ -335,27 +325,9 @@ def _metadata(ext: str) -> dict[str, Any]:
 
 
 __all__ = [
-    "COLUMNS",
-    "HTML_COLUMNS",
-    "NOTEBOOK_COLUMNS",
-    "VERDICT_COLOURS",
-    "SUMMARY_CSS",
-    "TEXT_COLUMNS",
-    "TOO_NOISY",
-    "VERDICTS",
-    "Verdict",
-    "atomic_write_text",
-    "figures_dir",
-    "format_figure",
     "format_interval",
     "format_summary",
-    "judge",
-    "out_dir",
     "record",
-    "row_cells",
     "savefig",
-    "SummaryView",
-    "summary_html",
     "summary_table",
-    "verdict",
 ]

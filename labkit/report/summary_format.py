@@ -278,16 +278,4 @@ class SummaryView:
         return format_summary(self.df)
 
 
-__all__ = [
-    "HTML_COLUMNS",
-    "NOTEBOOK_COLUMNS",
-    "SUMMARY_CSS",
-    "TEXT_COLUMNS",
-    "VERDICT_COLOURS",
-    "SummaryView",
-    "format_figure",
-    "format_interval",
-    "format_summary",
-    "row_cells",
-    "summary_html",
-]
+__all__: list[str] = []  # internal: formatting of labkit.report.summary

@@ -263,11 +263,6 @@ def stepper(it: Any, **kwargs: Any) -> Stepper:
 
 
 __all__ = [
-    "CONTROLS_TEXT",
-    "OPERATIONS",
-    "TITLE_CHARS_PER_INCH",
-    "Step",
     "Stepper",
     "stepper",
-    "widgets_available",
 ]
