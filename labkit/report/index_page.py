@@ -127,7 +127,7 @@ def _header(rep: Any) -> str:
 
 def _markdown(text: str) -> str:
     try:
-        from nbconvert.filters.markdown import markdown2html
+        from nbconvert.filters.markdown import markdown2html  # the [lab] extra
 
         return markdown2html(text)
     except Exception:  # noqa: BLE001 - plain text is a fine caption too

@@ -56,6 +56,7 @@ import pandas as pd
 
 from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
+from labkit.report.figures import describe
 from labkit.report.summary_format import (
     format_interval,
     format_summary,
@@ -310,7 +311,6 @@ def savefig(fig: Any, name: str, *, dpi: int = 120, caption: str | None = None) 
         fig.savefig(drawn, format=ext, dpi=dpi, bbox_inches="tight", metadata=_metadata(ext))
         atomic_write_text(path, drawn.getvalue())
         paths.append(path)
-    from labkit.report.figures import describe
 
     record = json.dumps(describe(fig, caption), indent=1) + "\n"
     atomic_write_text(folder / f"{name}.json", record)
