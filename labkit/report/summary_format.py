@@ -209,11 +209,14 @@ def summary_html(df: pd.DataFrame, *, layout: str = "wide") -> str:
                 cls = " class='reason'"
             tds.append(f"<td{cls}>{esc(cells[c])}</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
+    return _table(head, body)
+
+
+def _table(head: str, rows: list[str], attrs: str = "") -> str:
+    """A summary ``<table>``: its header cells, its body rows, attributes after the class."""
     return (
-        "<table class='summary'>\n<thead><tr>"
-        + head
-        + "</tr></thead>\n<tbody>\n"
-        + "\n".join(body)
+        f"<table class='summary'{attrs}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
         + "\n</tbody>\n</table>"
     )
 
@@ -255,13 +258,7 @@ def _notebook_html(df: pd.DataFrame) -> str:
             + "<br>".join(notes)
             + "</td></tr>"
         )
-    return (
-        "<table class='summary' style='width:100%; table-layout:auto'>\n<thead><tr>"
-        + head
-        + "</tr></thead>\n<tbody>\n"
-        + "\n".join(body)
-        + "\n</tbody>\n</table>"
-    )
+    return _table(head, body, " style='width:100%; table-layout:auto'")
 
 
 class SummaryView:
