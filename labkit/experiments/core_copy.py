@@ -214,7 +214,7 @@ def core_copy(
     return _split_variant(df)
 
 
-@in_workers("model.core_copy", ship={"params": (CoreCopy.to_json, CoreCopy.from_json)})
+@in_workers("model.core_copy")
 def run_core_copy(params: CoreCopy, *, cpu: int | None = None) -> runner.Rows:
     """One run of :func:`core_copy`, in this (worker) process."""
     mem = UserMemory()
