@@ -242,14 +242,6 @@ def saved_ns(rows: pd.DataFrame, confidence: float) -> Estimate:
     return _r2(rows, confidence)["saved_ns"]
 
 
-def saved_ns_proxy2(rows: pd.DataFrame, confidence: float) -> Estimate:
-    """ns saved per call against the second proxy, readv(4K + 2 empty) - readv(1), raw."""
-    d = rows[rows["target"] == "zero"]
-    return calibration.proxy_corrected(d, (PROXY2, UBUF, PROXY2), confidence=confidence)[
-        "saved_ns_raw"
-    ]
-
-
 def live_ratio(rows: pd.DataFrame, confidence: float) -> Estimate:
     """readv(4K + empty) / readv(1) on /dev/zero, the proxy's extra iovec taken off."""
     return _r2(rows, confidence)["ratio"]
@@ -376,14 +368,6 @@ register(
         reason=_ns_reason,
         other=_model_ns,
         # no 'explained': share x call cost restates the figure, it measures no cause
-    ),
-    Claim(
-        id="R2.saved_ns_proxy2",
-        label="readv(1) as UBUF: ns saved per call, against readv(4K+2 empty)",
-        unit="ns",
-        experiment=LIVE_AB,
-        estimate=saved_ns_proxy2,
-        reason=_ns_reason,
     ),
     Claim(
         id="R2.live_ratio",
