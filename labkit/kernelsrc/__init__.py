@@ -8,4 +8,8 @@ counts its instructions under callgrind.  Code derived from the kernel (the
 GPL-2.0 patches) lives apart, in the repository's ``kernel/gpl/`` folder.
 """
 
-__all__: list[str] = []  # the modules are the API: build, oracle, diff, counts, reconcile
+from labkit.kernelsrc.build import INSTALL_HINT, is_available
+
+#: What .ci/run and the Makefile ask of the package; the rest is in its modules (build,
+#: oracle, diff, counts, reconcile), imported by name.
+__all__ = ["INSTALL_HINT", "is_available"]
