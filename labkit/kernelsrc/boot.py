@@ -364,8 +364,8 @@ def _boot(
     env.pop("LD_PRELOAD", None)
     if use_shim or force_shim:
         env["LD_PRELOAD"] = str(xstate_shim())
-        env["LABKIT_XSTATE_SHIM_LOG"] = "1"
-        env["LABKIT_XSTATE_SHIM_FORCE"] = "1" if force_shim else "0"
+        env["XSTATE_SHIM_LOG"] = "1"
+        env["XSTATE_SHIM_FORCE"] = "1" if force_shim else "0"
     with tempfile.TemporaryDirectory(prefix="labkit-uml-") as tmp:
         env["TMPDIR"] = tmp  # UML's memory file
         cmd = [

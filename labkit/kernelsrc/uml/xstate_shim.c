@@ -16,8 +16,8 @@
  * area over its start, and writes the whole area back.  The components UML
  * does not know (AMX tiles) keep the values the host holds for the process.
  *
- * LABKIT_XSTATE_SHIM_LOG=1 prints one line per rewritten call to stderr;
- * LABKIT_XSTATE_SHIM_FORCE=1 rewrites every such call, whatever its length
+ * XSTATE_SHIM_LOG=1 prints one line per rewritten call to stderr;
+ * XSTATE_SHIM_FORCE=1 rewrites every such call, whatever its length
  * (to exercise the rewrite on a host that does not need it).
  */
 #define _GNU_SOURCE
@@ -89,7 +89,7 @@ static long set_whole(pid_t pid, const struct iovec *uml)
 		iov.iov_len = host_size;
 		ret = real()(PTRACE_SETREGSET, pid, (void *)NT_X86_XSTATE, &iov);
 	}
-	if (flag("LABKIT_XSTATE_SHIM_LOG"))
+	if (flag("XSTATE_SHIM_LOG"))
 		fprintf(stderr, "labkit-xstate-shim: SETREGSET %zu -> %zu bytes: %ld\n",
 			uml->iov_len, host_size, ret);
 	free(whole);
@@ -113,7 +113,7 @@ long ptrace(enum __ptrace_request request, ...)
 
 		if (host_size == 0)
 			host_size = probe_size(pid);
-		if (host_size && (iov->iov_len < host_size || flag("LABKIT_XSTATE_SHIM_FORCE")))
+		if (host_size && (iov->iov_len < host_size || flag("XSTATE_SHIM_FORCE")))
 			return set_whole(pid, iov);
 	}
 	return real()(request, pid, addr, data);
