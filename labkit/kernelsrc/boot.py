@@ -282,11 +282,16 @@ def _run_group(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int
     except BaseException:
         _kill_group(proc)
         raise
-    _kill_group(proc)  # anything UML left behind in its group
+    # A clean halt leaves nothing behind: a process still in the group would hold the
+    # pipes open, and communicate() would have timed out.
     return proc.returncode, out, err, time.monotonic() - t0
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL ``proc``'s process group, then reap ``proc``.
+
+    Only while ``proc`` is unreaped: its pid (the group's id) cannot be reused until then.
+    """
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
