@@ -77,7 +77,7 @@ def test_fingerprint_rule_and_kernel_versions():
         boot.kernel_version("vmlinux")
 
 
-def test_xstate_shim_is_needed_on_amx_hosts_only():
+def test_xstate_shim_fallback_is_needed_on_amx_hosts_only():
     assert boot.host_needs_xstate_shim("flags\t\t: fpu sse avx2 amx_tile amx_int8\n")
     assert not boot.host_needs_xstate_shim("flags\t\t: fpu sse avx2 xsave\n")
     assert not boot.host_needs_xstate_shim("model name: amx_tile in a name, not a flag\n")
@@ -120,6 +120,40 @@ def test_bad_arguments_are_refused():
         boot.boot_uml(shim="sometimes")
     with pytest.raises(ValueError, match="timeout"):
         boot.boot_uml(timeout=0)
+
+
+# ---- the xstate shim, without UML: a write shorter than the host's area ---------------------
+
+
+@pytest.fixture(scope="module")
+def host_xstate():
+    try:
+        return boot.xstate_probe(shim=False)
+    except BootError as exc:
+        pytest.skip(f"xstate probe: {exc}")
+
+
+def test_a_short_xstate_write_is_refused_and_the_shim_repairs_it(host_xstate):
+    """What UML 6.1 meets on an AMX host, reproduced on any host whose area exceeds 512 bytes."""
+    if host_xstate.size <= 512:
+        pytest.skip(
+            f"this host's XSAVE area is {host_xstate.size} bytes: a legacy-only write is whole"
+        )
+    assert (host_xstate.ret, host_xstate.errno, host_xstate.kept) == (-1, 14, False)
+    shimmed = boot.xstate_probe(shim=True)
+    assert shimmed.size == host_xstate.size
+    assert (shimmed.ret, shimmed.errno) == (0, 0)
+    assert shimmed.kept  # the marker written, every byte after the short write as it was
+
+
+def test_a_whole_or_longer_xstate_write_needs_no_shim(host_xstate):
+    whole = boot.xstate_probe(host_xstate.size)
+    assert (whole.ret, whole.kept) == (0, True)
+    longer = boot.xstate_probe(max(host_xstate.size, boot.UML_XSTATE_BYTES))  # clamped by the host
+    assert (longer.ret, longer.kept) == (0, True)
+    assert boot.host_needs_xstate_shim() == (host_xstate.size > boot.UML_XSTATE_BYTES)
+    with pytest.raises(ValueError, match="XMM0"):
+        boot.xstate_probe(100)
 
 
 # ---- the committed result (clock-free) ---------------------------------------------------------
@@ -178,6 +212,8 @@ def test_xstate_shim_rewrites_every_write_and_keeps_the_answers(plain_boot):
     assert shimmed.xstate_shim
     rewrites = [ln for ln in shimmed.console.splitlines() if ln.startswith("labkit-xstate-shim:")]
     assert rewrites and all(ln.endswith(": 0") for ln in rewrites)
+    # every write UML made was of its own XSAVE size, the constant the shim decision uses
+    assert {ln.split()[2] for ln in rewrites} == {str(boot.UML_XSTATE_BYTES)}
     assert shimmed.cases == plain_boot.cases
 
 

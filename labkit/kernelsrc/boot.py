@@ -23,8 +23,11 @@ The xstate workaround: UML 6.1 restores a process's FPU state with
 area is larger (AMX CPUs: 11,008 bytes) refuses it with EFAULT and UML
 cannot start ``init``.  On such a host (or when a plain boot fails),
 :func:`boot_uml` preloads ``uml/xstate_shim.c``, which writes the whole area
-back.  Programs are compiled at run time (``gcc -static``; the shim
-``gcc -shared``) into the oracle's cache folder, keyed by their source.
+back.  ``uml/xstate_probe.c`` (:func:`xstate_probe`) measures the host's area
+and reproduces the refusal on any host, with a write shorter than its area,
+so the shim's repair is tested where no AMX CPU is at hand.  Programs are
+compiled at run time (``gcc -static``; the shim ``gcc -shared``) into the
+oracle's cache folder, keyed by their source.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from labkit.kernelsrc.build import KernelSourceError, cache_dir
 UML_DIR = Path(__file__).resolve().parent / "uml"
 PROGRAM_SOURCE = UML_DIR / "fingerprint.c"
 SHIM_SOURCE = UML_DIR / "xstate_shim.c"
+PROBE_SOURCE = UML_DIR / "xstate_probe.c"
 
 #: The commands that install what a boot needs (Debian/Ubuntu).
 UML_INSTALL_HINT = "apt-get install -y user-mode-linux"
@@ -72,6 +76,9 @@ CASES: dict[str, str] = {
 #: The call whose outcome changed with the 6.4 import change.
 FINGERPRINT = "readv1_ssize_max"
 
+#: Bytes of the XSAVE area Debian's UML 6.1 writes with PTRACE_SETREGSET (its FP_SIZE * 8,
+#: as the shim's log shows; a host whose area is larger refuses the write).
+UML_XSTATE_BYTES = 2696
 #: CPU flags whose XSAVE components make the host's area larger than UML 6.1's.
 _AMX_FLAGS = ("amx_tile", "amx_bf16", "amx_int8")
 _LINE = re.compile(r"LABKIT-FP (begin|end|uname|page|case|error)(?: (.*))?$")
@@ -195,9 +202,79 @@ def unavailable() -> str:
     return ""
 
 
+@dataclass(frozen=True)
+class XstateProbe:
+    """What ``uml/xstate_probe.c`` saw: the host's XSAVE area and a short write of it."""
+
+    size: int
+    short: int
+    ret: int
+    errno: int
+    kept: bool
+    shim: bool
+
+
+def xstate_probe(short: int = 512, *, shim: bool = False, timeout: float = 30.0) -> XstateProbe:
+    """Read a traced child's whole XSAVE area, write back its first ``short`` bytes, read again.
+
+    A write shorter than the host's area is what UML 6.1 does on an AMX host:
+    the host refuses it (EFAULT).  With ``shim=True`` the xstate shim is
+    preloaded, and the write should succeed with the rest of the area kept.
+
+    Raises:
+        BootError: gcc missing, a compile error, or the probe could not trace
+            its child (no ptrace here).
+    """
+    if short < 176:
+        raise ValueError(f"short must cover XMM0 (at least 176 bytes), not {short!r}")
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if shim:
+        env["LD_PRELOAD"] = str(xstate_shim())
+    try:
+        proc = subprocess.run(
+            [str(probe_program()), str(short)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        raise BootError(f"the xstate probe did not finish in {timeout:g} s") from None
+    fields = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[0] == "XSTATE":
+            fields[parts[1]] = parts[2:]
+    try:
+        size = int(fields["size"][0])
+        _, ret, err = (int(x) for x in fields["set"])
+        kept = fields["kept"] == ["1"]
+    except (KeyError, ValueError):
+        raise BootError(
+            f"the xstate probe gave no complete answer: {(proc.stdout + proc.stderr).strip()!r}"
+        ) from None
+    return XstateProbe(size, short, ret, err, kept, shim)
+
+
+def host_xstate_bytes() -> int | None:
+    """The host's XSAVE area as ptrace gives it (None where the probe cannot run)."""
+    try:
+        return xstate_probe().size
+    except BootError:
+        return None
+
+
 def host_needs_xstate_shim(cpuinfo: str | None = None) -> bool:
-    """Whether the host's XSAVE area has AMX components (larger than UML 6.1's)."""
+    """Whether UML 6.1's XSAVE writes (:data:`UML_XSTATE_BYTES`) are shorter than the host's area.
+
+    Measured with :func:`xstate_probe`; where it cannot run (or given ``cpuinfo``
+    text), whether the CPU has AMX, whose tiles make the area larger.
+    """
     if cpuinfo is None:
+        size = host_xstate_bytes()
+        if size is not None:
+            return size > UML_XSTATE_BYTES
         try:
             cpuinfo = Path("/proc/cpuinfo").read_text()
         except OSError:
@@ -225,7 +302,7 @@ def _compile(source: Path, name: str, flags: list[str]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     tmp = out_dir / f".{name}.{os.getpid()}"
     proc = subprocess.run(
-        [gcc, *flags, "-o", str(tmp), str(source)], capture_output=True, text=True
+        [gcc, "-o", str(tmp), str(source), *flags], capture_output=True, text=True
     )
     if proc.returncode != 0:
         tmp.unlink(missing_ok=True)
@@ -240,6 +317,11 @@ def _compile(source: Path, name: str, flags: list[str]) -> Path:
 def program() -> Path:
     """The fingerprint program, static (it runs as ``init`` on a bare root)."""
     return _compile(PROGRAM_SOURCE, "fingerprint", ["-static", "-O2", "-Wall"])
+
+
+def probe_program() -> Path:
+    """The xstate probe (dynamic: a preloaded shim must see its ptrace() calls)."""
+    return _compile(PROBE_SOURCE, "xstate_probe", ["-O2", "-Wall"])
 
 
 def xstate_shim() -> Path:
@@ -314,7 +396,8 @@ def boot_uml(
     Args:
         timeout: seconds for one boot; then UML's process group is killed
             (:class:`BootTimeout`).
-        shim: ``"auto"`` preloads the xstate shim on an AMX host, or retries
+        shim: ``"auto"`` preloads the xstate shim where the host's XSAVE area
+            is larger than UML's (:func:`host_needs_xstate_shim`), or retries
             with it once when a plain boot gives no answer; ``"on"``: always
             (with the shim forced to rewrite every xstate write, to exercise
             it); ``"off"``: never.
@@ -422,7 +505,7 @@ def measure(*, timeout: float = 60.0, shim: str = "auto") -> tuple[pd.DataFrame,
         "uml_release": guest.release,
         "uml_boot_seconds": guest.boot_seconds,
         "xstate_shim": guest.xstate_shim,
-        "host_needs_xstate_shim": host_needs_xstate_shim(),
+        "host_xstate_bytes": host_xstate_bytes(),
     }
     return df, extra
 

@@ -76,7 +76,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _boot(args: argparse.Namespace) -> int:
-    from labkit.kernelsrc.boot import FINGERPRINT, measure, save_boot, side_by_side
+    from labkit.kernelsrc.boot import (
+        FINGERPRINT,
+        UML_XSTATE_BYTES,
+        measure,
+        save_boot,
+        side_by_side,
+    )
 
     df, extra = measure(timeout=args.timeout, shim=args.xstate_shim)
     table = side_by_side(df)
@@ -85,6 +91,10 @@ def _boot(args: argparse.Namespace) -> int:
     print(
         f"user-mode-linux {extra['uml_release']}: booted in {extra['uml_boot_seconds']} s, {shim}"
     )
+    if extra.get("host_xstate_bytes"):
+        print(
+            f"host XSAVE area {extra['host_xstate_bytes']} bytes, UML 6.1 writes {UML_XSTATE_BYTES}"
+        )
     fp = df[df["case"] == FINGERPRINT].set_index("where")["result"]
     print(f"fingerprint {FINGERPRINT}: UML {fp['uml']}, host {fp['host']}")
     if args.save:
