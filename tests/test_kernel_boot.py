@@ -185,6 +185,22 @@ def test_committed_boot_shows_the_pre_6_4_fingerprint():
     assert boot.kernel_version(host_release) >= (6, 4)  # the side-by-side needs a new host
 
 
+def test_labkit_model_predicts_both_real_kernels():
+    """labkit's model of 6.3 gives every readv() outcome the real 6.1 kernel gave, and its 6.4
+    model every outcome of the host's (committed run; read() is not modelled)."""
+    df = boot.committed_boot()
+    table = boot.side_by_side(df, model=True).set_index("call")
+    uml_col = next(c for c in table.columns if c.endswith("(UML)"))
+    host_col = next(c for c in table.columns if c.endswith("(host)"))
+    readv = [CASES[c] for c in CASES if c.startswith("readv")]
+    assert table.loc[readv, "model 6.3"].tolist() == table.loc[readv, uml_col].tolist()
+    assert table.loc[readv, "model 6.4"].tolist() == table.loc[readv, host_col].tolist()
+    assert table.at[CASES["read_ssize_max"], "model 6.3"] == ""  # not modelled, not invented
+    model = boot.model_fingerprint("6.3")
+    assert model.result(FINGERPRINT) == "EFAULT"
+    assert boot.model_fingerprint("6.4").result(FINGERPRINT) == "8192"
+
+
 # ---- live boots ----------------------------------------------------------------------------------
 
 
@@ -198,6 +214,10 @@ def test_boot_shows_the_fingerprint_beside_the_host(plain_boot):
     host = boot.run_host()
     _check_fingerprint(pd.concat([plain_boot.frame(), host.frame()]))
     assert host.release == os.uname().release
+    model = boot.model_fingerprint("6.3")  # labkit's 6.3 predicts the booted 6.1, call by call
+    assert {c: model.result(c) for c in model.cases} == {
+        c: plain_boot.result(c) for c in model.cases
+    }
     committed = boot.committed_boot()
     if not committed.empty:  # the same answers as the committed run
         uml_rows = committed[committed["where"] == "uml"]

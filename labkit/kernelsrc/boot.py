@@ -81,6 +81,8 @@ FINGERPRINT = "readv1_ssize_max"
 UML_XSTATE_BYTES = 2696
 #: CPU flags whose XSAVE components make the host's area larger than UML 6.1's.
 _AMX_FLAGS = ("amx_tile", "amx_bf16", "amx_int8")
+SSIZE_MAX = (1 << 63) - 1
+SIZE_MAX = (1 << 64) - 1
 _LINE = re.compile(r"LABKIT-FP (begin|end|uname|page|case|error)(?: (.*))?$")
 
 
@@ -510,6 +512,51 @@ def measure(*, timeout: float = 60.0, shim: str = "auto") -> tuple[pd.DataFrame,
     return df, extra
 
 
+#: The program's readv() calls as ``(offset into the two pages, length)`` segments, for the model.
+_READV_SEGMENTS: dict[str, list[tuple[int, int]]] = {
+    "readv1_ssize_max": [(0, SSIZE_MAX)],
+    "readv1_max_rw_count": [(0, -1)],  # -1: MAX_RW_COUNT, filled in below
+    "readv1_two_pages": [(0, 8192)],
+    "readv1_two_pages_plus_1": [(0, 8193)],
+    "readv1_negative": [(0, SIZE_MAX)],
+    "readv1_zero_length": [(0, 0)],
+    "readv2_4k_empty": [(0, 4096), (4096, 0)],
+    "readv2_4k_ssize_max": [(0, 4096), (4096, SSIZE_MAX)],
+}
+
+
+def model_fingerprint(kernel: str) -> Fingerprint:
+    """The program's ``readv()`` calls through labkit's model of ``kernel`` ("6.3" or "6.4").
+
+    The same memory (two pages, then a guard page) in a model ``UserMemory``;
+    each call is ``import_iovec`` and then what ``/dev/zero``'s ``read_iter``
+    does with the iterator: zero it a page at a time until it is empty or a
+    page faults (the bytes zeroed, or EFAULT if none were).  ``read()`` is not
+    modelled, so its row is absent.
+    """
+    import labkit
+    from labkit.core.memory import PAGE_SIZE, PROT_NONE, PROT_RW
+
+    mem = labkit.UserMemory()
+    base = mem.map_contiguous([(2 * PAGE_SIZE, PROT_RW), (PAGE_SIZE, PROT_NONE)])[0].addr
+    cases: dict[str, tuple[int, int]] = {}
+    for case, segments in _READV_SEGMENTS.items():
+        iov = [(base + off, labkit.MAX_RW_COUNT if n == -1 else n) for off, n in segments]
+        try:
+            it = labkit.import_iovec(labkit.ITER_DEST, iov, mem, kernel=kernel)
+        except OSError as exc:
+            cases[case] = (-1, exc.errno)
+            continue
+        written = 0
+        while it.count:
+            n = it.zero(min(it.count, PAGE_SIZE))
+            if n == 0:
+                break
+            written += n
+        cases[case] = (written, 0) if written or not it.count else (-1, _errno.EFAULT)
+    return Fingerprint(f"model {kernel}", f"model {kernel}", "", PAGE_SIZE, cases)
+
+
 def save_boot(df: pd.DataFrame, extra: dict, data_dir: str | Path | None = None) -> Path:
     """Save a boot's rows with the environment record (plus ``extra`` under ``"uml"``)."""
     from labkit.measure.envinfo import environment
@@ -532,10 +579,12 @@ def committed_boot(data_dir: str | Path | None = None) -> pd.DataFrame:
     return df[df["saved_run"] == newest][COLUMNS].reset_index(drop=True)
 
 
-def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
+def side_by_side(df: pd.DataFrame, *, model: bool = False) -> pd.DataFrame:
     """One row per call: its outcome under UML's kernel and the host's, and whether they agree.
 
-    The column names are the two kernels' releases.
+    The outcome columns are named by the kernels' releases.  ``model=True`` adds
+    labkit's model of 6.3 beside the UML kernel and of 6.4 beside the host
+    (:func:`model_fingerprint`; ``read()`` is not modelled: empty there).
     """
     uml = df[df["where"] == "uml"].set_index("case")
     host = df[df["where"] == "host"].set_index("case")
@@ -543,14 +592,18 @@ def side_by_side(df: pd.DataFrame) -> pd.DataFrame:
         raise ValueError("side_by_side needs the rows of both a UML boot and the host")
     col_uml = f"{uml['release'].iloc[0]} (UML)"
     col_host = f"{host['release'].iloc[0]} (host)"
-    rows = [
-        {
-            "call": CASES.get(case, case),
-            col_uml: uml.at[case, "result"],
-            col_host: host.at[case, "result"],
-            "same": uml.at[case, "result"] == host.at[case, "result"],
-        }
-        for case in uml.index
-        if case in host.index
-    ]
+    models = {k: model_fingerprint(k) for k in ("6.3", "6.4")} if model else {}
+    rows = []
+    for case in uml.index:
+        if case not in host.index:
+            continue
+        row = {"call": CASES.get(case, case)}
+        if model:
+            row["model 6.3"] = models["6.3"].result(case) if case in models["6.3"].cases else ""
+        row[col_uml] = uml.at[case, "result"]
+        if model:
+            row["model 6.4"] = models["6.4"].result(case) if case in models["6.4"].cases else ""
+        row[col_host] = host.at[case, "result"]
+        row["same"] = uml.at[case, "result"] == host.at[case, "result"]
+        rows.append(row)
     return pd.DataFrame(rows)

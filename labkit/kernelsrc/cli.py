@@ -85,7 +85,7 @@ def _boot(args: argparse.Namespace) -> int:
     )
 
     df, extra = measure(timeout=args.timeout, shim=args.xstate_shim)
-    table = side_by_side(df)
+    table = side_by_side(df, model=True)
     print(table.to_string(index=False))
     shim = "with the xstate shim" if extra["xstate_shim"] else "without the xstate shim"
     print(
