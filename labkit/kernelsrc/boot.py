@@ -81,8 +81,8 @@ FINGERPRINT = "readv1_ssize_max"
 UML_XSTATE_BYTES = 2696
 #: CPU flags whose XSAVE components make the host's area larger than UML 6.1's.
 _AMX_FLAGS = ("amx_tile", "amx_bf16", "amx_int8")
-SSIZE_MAX = (1 << 63) - 1
-SIZE_MAX = (1 << 64) - 1
+_SSIZE_MAX = (1 << 63) - 1
+_SIZE_MAX = (1 << 64) - 1  # (size_t)-1: negative as ssize_t
 _LINE = re.compile(r"LABKIT-FP (begin|end|uname|page|case|error)(?: (.*))?$")
 
 
@@ -514,14 +514,14 @@ def measure(*, timeout: float = 60.0, shim: str = "auto") -> tuple[pd.DataFrame,
 
 #: The program's readv() calls as ``(offset into the two pages, length)`` segments, for the model.
 _READV_SEGMENTS: dict[str, list[tuple[int, int]]] = {
-    "readv1_ssize_max": [(0, SSIZE_MAX)],
+    "readv1_ssize_max": [(0, _SSIZE_MAX)],
     "readv1_max_rw_count": [(0, -1)],  # -1: MAX_RW_COUNT, filled in below
     "readv1_two_pages": [(0, 8192)],
     "readv1_two_pages_plus_1": [(0, 8193)],
-    "readv1_negative": [(0, SIZE_MAX)],
+    "readv1_negative": [(0, _SIZE_MAX)],
     "readv1_zero_length": [(0, 0)],
     "readv2_4k_empty": [(0, 4096), (4096, 0)],
-    "readv2_4k_ssize_max": [(0, 4096), (4096, SSIZE_MAX)],
+    "readv2_4k_ssize_max": [(0, 4096), (4096, _SSIZE_MAX)],
 }
 
 
