@@ -18,7 +18,9 @@ import pandas as pd
 import pytest
 
 from labkit.kernelsrc import boot
-from labkit.kernelsrc.boot import CASES, FINGERPRINT, BootError, BootTimeout
+from labkit.kernelsrc import fingerprint as fpr
+from labkit.kernelsrc.boot import BootTimeout
+from labkit.kernelsrc.fingerprint import CASES, FINGERPRINT, BootError
 
 MISSING = boot.unavailable()
 needs_uml = pytest.mark.skipif(bool(MISSING), reason=f"kernel boot: {MISSING}")
@@ -41,14 +43,14 @@ ALL_OK = {c: (8192, 0) for c in CASES}
 
 def test_parse_reads_the_records_among_console_lines():
     cases = dict(ALL_OK, readv1_ssize_max=(-1, 14), readv1_negative=(-1, 22))
-    fp = boot.parse(_output(cases), "uml")
+    fp = fpr.parse(_output(cases), "uml")
     assert (fp.release, fp.machine, fp.page) == ("6.1.176", "x86_64", 4096)
     assert list(fp.cases) == list(CASES)
     assert fp.result(FINGERPRINT) == "EFAULT"
     assert fp.result("readv1_negative") == "EINVAL"
     assert fp.result("readv1_two_pages") == "8192"
     frame = fp.frame()
-    assert list(frame.columns) == boot.COLUMNS and len(frame) == len(CASES)
+    assert list(frame.columns) == fpr.COLUMNS and len(frame) == len(CASES)
 
 
 @pytest.mark.parametrize(
@@ -64,17 +66,17 @@ def test_parse_reads_the_records_among_console_lines():
 )
 def test_parse_refuses_incomplete_or_failed_output(text, words):
     with pytest.raises(BootError, match=words):
-        boot.parse(text, "uml")
+        fpr.parse(text, "uml")
 
 
 def test_fingerprint_rule_and_kernel_versions():
-    assert boot.kernel_version("6.1.176") == (6, 1)
-    assert boot.kernel_version("6.18.44-fc-v1147") == (6, 18)
-    assert boot.expected_fingerprint("6.3.13") == "EFAULT"
-    assert boot.expected_fingerprint("6.4.0") == "8192"
-    assert boot.expected_fingerprint("6.12.1", page=16384) == "32768"
+    assert fpr.kernel_version("6.1.176") == (6, 1)
+    assert fpr.kernel_version("6.18.44-fc-v1147") == (6, 18)
+    assert fpr.expected_fingerprint("6.3.13") == "EFAULT"
+    assert fpr.expected_fingerprint("6.4.0") == "8192"
+    assert fpr.expected_fingerprint("6.12.1", page=16384) == "32768"
     with pytest.raises(ValueError, match="not a kernel release"):
-        boot.kernel_version("vmlinux")
+        fpr.kernel_version("vmlinux")
 
 
 def test_xstate_shim_fallback_is_needed_on_amx_hosts_only():
@@ -84,13 +86,13 @@ def test_xstate_shim_fallback_is_needed_on_amx_hosts_only():
 
 
 def test_side_by_side_names_both_kernels():
-    uml = boot.parse(_output(dict(ALL_OK, readv1_ssize_max=(-1, 14))), "uml").frame()
-    host = boot.parse(_output(ALL_OK, release="6.18.1"), "host").frame()
-    table = boot.side_by_side(pd.concat([uml, host]))
+    uml = fpr.parse(_output(dict(ALL_OK, readv1_ssize_max=(-1, 14))), "uml").frame()
+    host = fpr.parse(_output(ALL_OK, release="6.18.1"), "host").frame()
+    table = fpr.side_by_side(pd.concat([uml, host]))
     assert list(table.columns) == ["call", "6.1.176 (UML)", "6.18.1 (host)", "same"]
     assert table["same"].tolist() == [c != FINGERPRINT for c in CASES]
     with pytest.raises(ValueError, match="both"):
-        boot.side_by_side(uml)
+        fpr.side_by_side(uml)
 
 
 def test_missing_uml_names_the_apt_command(monkeypatch):
@@ -166,10 +168,10 @@ def _check_fingerprint(df: pd.DataFrame) -> None:
     for where, g in by.items():
         assert set(g.index) == set(CASES), where
     uml, host = by["uml"], by["host"]
-    assert boot.kernel_version(uml["release"].iloc[0]) == (6, 1)
+    assert fpr.kernel_version(uml["release"].iloc[0]) == (6, 1)
     assert uml.at[FINGERPRINT, "result"] == "EFAULT"
     assert uml.at[FINGERPRINT, "errno"] == 14
-    assert host.at[FINGERPRINT, "result"] == boot.expected_fingerprint(host["release"].iloc[0])
+    assert host.at[FINGERPRINT, "result"] == fpr.expected_fingerprint(host["release"].iloc[0])
     others = [c for c in CASES if c != FINGERPRINT]
     assert uml.loc[others, "result"].tolist() == host.loc[others, "result"].tolist()
     assert uml.at["readv1_two_pages", "result"] == "8192"
@@ -182,23 +184,23 @@ def test_committed_boot_shows_the_pre_6_4_fingerprint():
         pytest.fail("data/results/kernel-uml-boot holds no run")
     _check_fingerprint(df)
     host_release = df[df["where"] == "host"]["release"].iloc[0]
-    assert boot.kernel_version(host_release) >= (6, 4)  # the side-by-side needs a new host
+    assert fpr.kernel_version(host_release) >= (6, 4)  # the side-by-side needs a new host
 
 
 def test_labkit_model_predicts_both_real_kernels():
     """labkit's model of 6.3 gives every readv() outcome the real 6.1 kernel gave, and its 6.4
     model every outcome of the host's (committed run; read() is not modelled)."""
     df = boot.committed_boot()
-    table = boot.side_by_side(df, model=True).set_index("call")
+    table = fpr.side_by_side(df, model=True).set_index("call")
     uml_col = next(c for c in table.columns if c.endswith("(UML)"))
     host_col = next(c for c in table.columns if c.endswith("(host)"))
     readv = [CASES[c] for c in CASES if c.startswith("readv")]
     assert table.loc[readv, "model 6.3"].tolist() == table.loc[readv, uml_col].tolist()
     assert table.loc[readv, "model 6.4"].tolist() == table.loc[readv, host_col].tolist()
     assert table.at[CASES["read_ssize_max"], "model 6.3"] == ""  # not modelled, not invented
-    model = boot.model_fingerprint("6.3")
+    model = fpr.model_fingerprint("6.3")
     assert model.result(FINGERPRINT) == "EFAULT"
-    assert boot.model_fingerprint("6.4").result(FINGERPRINT) == "8192"
+    assert fpr.model_fingerprint("6.4").result(FINGERPRINT) == "8192"
 
 
 # ---- live boots ----------------------------------------------------------------------------------
@@ -214,7 +216,7 @@ def test_boot_shows_the_fingerprint_beside_the_host(plain_boot):
     host = boot.run_host()
     _check_fingerprint(pd.concat([plain_boot.frame(), host.frame()]))
     assert host.release == os.uname().release
-    model = boot.model_fingerprint("6.3")  # labkit's 6.3 predicts the booted 6.1, call by call
+    model = fpr.model_fingerprint("6.3")  # labkit's 6.3 predicts the booted 6.1, call by call
     assert {c: model.result(c) for c in model.cases} == {
         c: plain_boot.result(c) for c in model.cases
     }
@@ -268,8 +270,8 @@ def _live_members(pgid: int) -> list[int]:
 def test_cli_prints_the_side_by_side_and_the_fingerprint(monkeypatch, capsys):
     from labkit.cli import main
 
-    uml = boot.parse(_output(dict(ALL_OK, readv1_ssize_max=(-1, 14))), "uml").frame()
-    host = boot.parse(_output(ALL_OK, release="6.18.1"), "host").frame()
+    uml = fpr.parse(_output(dict(ALL_OK, readv1_ssize_max=(-1, 14))), "uml").frame()
+    host = fpr.parse(_output(ALL_OK, release="6.18.1"), "host").frame()
     extra = {"uml_release": "6.1.176", "uml_boot_seconds": 2.0, "xstate_shim": False}
     seen = {}
 

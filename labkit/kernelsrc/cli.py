@@ -76,13 +76,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _boot(args: argparse.Namespace) -> int:
-    from labkit.kernelsrc.boot import (
-        FINGERPRINT,
-        UML_XSTATE_BYTES,
-        measure,
-        save_boot,
-        side_by_side,
-    )
+    from labkit.kernelsrc.boot import UML_XSTATE_BYTES, measure, save_boot
+    from labkit.kernelsrc.fingerprint import FINGERPRINT, side_by_side
 
     df, extra = measure(timeout=args.timeout, shim=args.xstate_shim)
     table = side_by_side(df, model=True)
