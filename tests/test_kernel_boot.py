@@ -122,6 +122,11 @@ def test_bad_arguments_are_refused():
         boot.boot_uml(shim="sometimes")
     with pytest.raises(ValueError, match="timeout"):
         boot.boot_uml(timeout=0)
+    with pytest.raises(BootError, match="no user-mode-linux kernel at /nonexistent"):
+        boot.boot_uml(uml="/nonexistent/linux.uml")
+    for short in (100, 1 << 20):
+        with pytest.raises(ValueError, match="XMM0"):
+            boot.xstate_probe(short)
 
 
 # ---- the xstate shim, without UML: a write shorter than the host's area ---------------------
@@ -154,8 +159,6 @@ def test_a_whole_or_longer_xstate_write_needs_no_shim(host_xstate):
     longer = boot.xstate_probe(max(host_xstate.size, boot.UML_XSTATE_BYTES))  # clamped by the host
     assert (longer.ret, longer.kept) == (0, True)
     assert boot.host_needs_xstate_shim() == (host_xstate.size > boot.UML_XSTATE_BYTES)
-    with pytest.raises(ValueError, match="XMM0"):
-        boot.xstate_probe(100)
 
 
 # ---- the committed result (clock-free) ---------------------------------------------------------

@@ -118,8 +118,10 @@ def xstate_probe(short: int = 512, *, shim: bool = False, timeout: float = 30.0)
         BootError: gcc missing, a compile error, or the probe could not trace
             its child (no ptrace here).
     """
-    if short < 176:
-        raise ValueError(f"short must cover XMM0 (at least 176 bytes), not {short!r}")
+    if not 176 <= short <= 1 << 16:
+        raise ValueError(
+            f"short must cover XMM0 and fit 64 KiB (176 to 65536 bytes), not {short!r}"
+        )
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     if shim:
@@ -306,8 +308,10 @@ def boot_uml(
     if timeout <= 0:
         raise ValueError(f"timeout must be > 0 seconds, not {timeout!r}")
     binary = Path(uml) if uml is not None else uml_binary()
-    if binary is None or not binary.is_file():
+    if binary is None:
         raise BootError(f"user-mode-linux is not installed (Debian/Ubuntu: {UML_INSTALL_HINT})")
+    if not binary.is_file():
+        raise BootError(f"no user-mode-linux kernel at {binary}")
     prog = program()
     if re.search(r"\s", str(prog)):
         raise BootError(
