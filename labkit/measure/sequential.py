@@ -252,13 +252,8 @@ def repeated(measure: Callable[[], pd.DataFrame], run_col: str = RUN_COLUMN) -> 
 
 
 __all__ = [
-    "DECIDED",
     "FULL_MIN_RUNS",
-    "Analyse",
     "Budget",
-    "MoreRuns",
     "Sequential",
-    "looks_for",
-    "repeated",
     "until_decided",
 ]

@@ -167,4 +167,4 @@ def run_sessions(sessions: int, pause: float = 60.0, **options: Any) -> tuple[li
     return reps, table
 
 
-__all__ = ["ADDED", "pool_summaries", "run_sessions"]
+__all__: list[str] = []  # internal: labkit reproduce --sessions (labkit.report.reproduce)
