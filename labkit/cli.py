@@ -211,6 +211,7 @@ def _reproduce_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
+    from labkit.claims import schedule
     from labkit.report import reproduce_cli
 
     try:
@@ -218,7 +219,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     except MissingExtraError as exc:
         print(exc, file=sys.stderr)
         return 2
-    return reproduce_cli.from_args(args)
+    return reproduce_cli.from_args(args, measure=schedule.phase)
 
 
 def _kernel_args(parser: argparse.ArgumentParser) -> None:

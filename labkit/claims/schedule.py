@@ -1,0 +1,261 @@
+"""The measuring phase of a reproduction: every experiment's runs interleaved, per session.
+
+Measured back to back, the runs of one experiment share one stretch of the
+host's speed state and the next experiment gets another.  :func:`interleave`
+measures the runs of several experiments round-robin instead: run 1 of every
+experiment, then run 2 of every experiment still measuring, and so on; the
+sequential looks' extra runs (:class:`labkit.measure.sequential.Looks`: the
+same rule and budget as :func:`~labkit.measure.sequential.until_decided`, on
+each experiment's own measuring time) are interleaved the same way among the
+experiments still undecided.
+
+:func:`phase` is what ``labkit reproduce`` runs before its notebooks: every
+timed experiment the claims' modules declare (the instruction counts under
+callgrind have no clock, and are measured by their notebook), in sessions
+``pause`` seconds apart, the rows told apart by ``session`` and the runs
+numbered across sessions, written into ``<out>/measured/``
+(:mod:`labkit.claims.stored`) for the notebooks' sessions to read.
+
+With one session the looks add runs until each verdict is decided, as a
+notebook alone does.  With several, each session takes its budget's first runs
+only: the verdict is one analysis of the interval pooled over sessions (the
+session as the top level, :meth:`labkit.claims.engine.Measured.estimate`), and
+runs added to one session because *its* interval looked undecided would not
+serve it; the time goes to sessions instead.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from labkit import published
+from labkit.claims import r1, r2, r3, stored
+from labkit.claims.claim import Experiment, get
+from labkit.claims.engine import Measured, Session
+from labkit.experiments.params import Params
+from labkit.measure.resampling import DEFAULT_CONFIDENCE
+from labkit.measure.sequential import Looks, Sequential
+from labkit.measure.sessions import SESSION_COLUMN
+from labkit.measure.stats import RUN_COLUMN
+
+#: Pause between sessions (seconds) unless told otherwise.
+DEFAULT_PAUSE_S = 30.0
+
+
+@dataclass
+class Job:
+    """One experiment's runs in an interleaved schedule.
+
+    ``one_run()`` measures one independent run; ``looks`` decides how many
+    (None: exactly ``runs``).
+    """
+
+    name: str
+    one_run: Callable[[], pd.DataFrame]
+    looks: Looks | None = None
+    runs: int = 1
+    seconds: float = 0.0  #: this job's own measuring time
+    frames: list[pd.DataFrame] = field(default_factory=list)
+    pending: list[pd.DataFrame] = field(default_factory=list)
+
+    def wanted(self) -> int:
+        """Runs still wanted before the next look (or in all, without looks); 0: done."""
+        if self.looks is not None:
+            return self.looks.want - len(self.pending)
+        return self.runs - len(self.frames)
+
+    def take(self, rows: pd.DataFrame) -> None:
+        """Add one run's rows; a look is made once the runs it needs are in."""
+        if self.looks is None:
+            self.frames.append(rows.assign(**{RUN_COLUMN: len(self.frames)}))
+            return
+        self.pending.append(rows.assign(**{RUN_COLUMN: len(self.pending)}))
+        if len(self.pending) == self.looks.want:
+            batch, self.pending = pd.concat(self.pending, ignore_index=True), []
+            self.looks.add(batch, self.seconds)
+
+    def data(self) -> pd.DataFrame:
+        """Every row measured, runs numbered 0, 1, 2, ..."""
+        if self.looks is not None:
+            return pd.concat(self.looks.frames, ignore_index=True)
+        return pd.concat(self.frames, ignore_index=True)
+
+    def sequential(self) -> Sequential | None:
+        """The looks' outcome (None without looks)."""
+        return None if self.looks is None else self.looks.result(self.seconds)
+
+
+def interleave(
+    jobs: list[Job],
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    on_run: Callable[[int, Job], None] | None = None,
+) -> list[Job]:
+    """Measure the jobs' runs round-robin (see the module) until every job is done.
+
+    ``on_run(round, job)`` is called before each run (progress).  Returns ``jobs``.
+    """
+    rnd = 0
+    while True:
+        active = [j for j in jobs if j.wanted() > 0]
+        if not active:
+            return jobs
+        for job in active:
+            if on_run is not None:
+                on_run(rnd, job)
+            t0 = clock()
+            rows = job.one_run()
+            job.seconds += clock() - t0
+            job.take(rows)
+        rnd += 1
+
+
+def experiments() -> list[Experiment]:
+    """Every experiment the claims' modules declare, each once, in declaration order."""
+    seen: dict[str, Experiment] = {}
+    for module in (r1, r2, r3):
+        for value in vars(module).values():
+            if isinstance(value, Experiment):
+                seen.setdefault(value.id, value)
+    return list(seen.values())
+
+
+def timed(exp: Experiment) -> bool:
+    """True for an experiment that times something (not an instruction count)."""
+    return "callgrind" not in exp.id
+
+
+def job_of(exp: Experiment, params: Params, quick: bool, *, looks: bool = True) -> Job:
+    """The :class:`Job` of ``exp`` with ``params``: its budget's first runs, then, with
+    ``looks``, more as its deciding claim's looks ask (as
+    :meth:`labkit.claims.engine.Session.measure` would); without, the first runs only."""
+    budget = exp.budget(quick)
+
+    def one_run() -> pd.DataFrame:
+        return exp.measure(params, 1)
+
+    if exp.decided_by is None or not looks:
+        return Job(exp.id, one_run, None, budget.min_runs)
+    judge = get(exp.decided_by)
+    band = published.claim_band(judge.id)
+    if band is None:
+        raise ValueError(f"{exp.id}: its deciding claim {judge.id} has no band")
+    return Job(exp.id, one_run, Looks(judge.estimate, band, **budget.kwargs()))
+
+
+def measure_session(
+    session: Session,
+    plan: Iterable[tuple[Experiment, Params]],
+    *,
+    looks: bool = True,
+    on_run: Callable[[int, Job], None] | None = None,
+) -> list[Measured]:
+    """Measure ``plan`` (:meth:`Session.plan`'s pairs) interleaved, into ``session``
+    (``looks``: see :func:`job_of`)."""
+    pairs, jobs = [], []
+    for exp, p in plan:
+        why = exp.unavailable(p) if exp.unavailable is not None else ""
+        if why:
+            continue  # the notebook's session says why, as it always did
+        pairs.append((exp, p))
+        jobs.append(job_of(exp, p, session.quick, looks=looks))
+    interleave(jobs, on_run=on_run)
+    out = []
+    for (exp, p), job in zip(pairs, jobs, strict=True):
+        seq = job.sequential()
+        data = job.data().assign(**{SESSION_COLUMN: session.name})
+        conf = DEFAULT_CONFIDENCE if seq is None else seq.confidence
+        m = Measured(exp, p, data, conf, seq)
+        session.put(m)
+        out.append(m)
+    return out
+
+
+def _combine(per_session: list[list[Measured]]) -> list[tuple[str, str, pd.DataFrame, float, str]]:
+    """One entry per experiment: its rows of every session, runs numbered across them."""
+    by_key: dict[tuple[str, str], list[Measured]] = {}
+    for ms in per_session:
+        for m in ms:
+            by_key.setdefault((m.experiment.id, m.params.key()), []).append(m)
+    entries = []
+    for (exp_id, key), ms in by_key.items():
+        frames, offset, notes = [], 0, []
+        for k, m in enumerate(ms, start=1):
+            frames.append(m.data.assign(**{RUN_COLUMN: m.data[RUN_COLUMN] + offset}))
+            offset += int(m.data[RUN_COLUMN].max()) + 1
+            notes.append(m.stopped() if len(ms) == 1 else f"session {k}: {m.stopped()}")
+        note = "; ".join(notes) + (" (runs interleaved with the other experiments)")
+        data = pd.concat(frames, ignore_index=True)
+        entries.append((exp_id, key, data, ms[0].confidence, note))
+    return entries
+
+
+def _say(text: str) -> None:
+    print(f"labkit reproduce: {text}", file=sys.stderr, flush=True)
+
+
+def phase(
+    out: str | Path,
+    quick: bool,
+    *,
+    sessions: int = 1,
+    pause: float = DEFAULT_PAUSE_S,
+    plan: list[tuple[Experiment, Params]] | None = None,
+    progress: bool = True,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Path:
+    """The measuring phase of a reproduction into ``out`` (see the module); returns
+    ``<out>/measured``.
+
+    ``plan`` defaults to every timed experiment with its parameters for the mode.
+
+    Raises:
+        ValueError: for fewer than 1 session or a negative pause.
+        OSError: when the rows cannot be written.
+    """
+    if int(sessions) < 1:
+        raise ValueError(f"sessions must be 1 or more, got {sessions}")
+    if not pause >= 0:
+        raise ValueError(f"pause must be >= 0 seconds, got {pause}")
+    if plan is None:
+        plan = [(e, e.params.for_mode(quick)) for e in experiments() if timed(e)]
+    stored.clear(out)
+    names, per_session = [], []
+    t0 = time.monotonic()
+    for k in range(1, int(sessions) + 1):
+        if k > 1:
+            if progress:
+                _say(f"pause of {pause:g} s before session {k} of {sessions}")
+            sleep(pause)
+        now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        s = Session(quick, name=f"{k:02d}-{now}")
+        names.append(s.name)
+
+        def show(rnd: int, job: Job, k: int = k) -> None:
+            if progress:
+                _say(f"measuring, session {k} of {sessions}, round {rnd + 1}: {job.name}")
+
+        per_session.append(measure_session(s, plan, looks=sessions == 1, on_run=show))
+    if progress:
+        _say(f"measured {len(plan)} experiments in {sessions} session(s), "
+             f"{time.monotonic() - t0:.0f} s")  # fmt: skip
+    return stored.write(out, quick, names, _combine(per_session))
+
+
+__all__ = [
+    "DEFAULT_PAUSE_S",
+    "Job",
+    "experiments",
+    "interleave",
+    "job_of",
+    "measure_session",
+    "phase",
+    "timed",
+]
