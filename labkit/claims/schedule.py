@@ -249,6 +249,45 @@ def phase(
     return stored.write(out, quick, names, _combine(per_session))
 
 
+def session_summaries(out: str | Path, quick: bool) -> dict[str, pd.DataFrame]:
+    """Each session of a reproduction's measuring phase judged on its own, and all of them
+    pooled: ``{session name: table, ..., "pooled": table}``, tables shaped as a summary
+    (``claim``, ``result``, ``quantity``, ``estimate``, ``ci_low``, ``ci_high``,
+    ``n_runs``, ``verdict``) for :func:`labkit.report.stability.compare`.
+
+    Only the claims whose experiment the phase measured (the instruction counts are not);
+    each by the summary's rule (:func:`labkit.report.scope.judge_row`), against its band.
+    Empty when ``out`` holds no measuring phase of this mode.
+    """
+    from labkit.claims.claim import ids
+    from labkit.report.scope import judge_row
+
+    rows: dict[str, list[dict[str, object]]] = {}
+    for cid in ids():
+        claim = get(cid)
+        exp = claim.experiment
+        st = stored.load(exp.id, exp.params.for_mode(quick).key(), quick, out=out)
+        band = published.claim_band(cid)
+        if st is None or band is None:
+            continue
+        m = Measured(exp, exp.params.for_mode(quick), st.data, st.confidence, None)
+        parts = [(str(k), d) for k, d in st.data.groupby(SESSION_COLUMN, sort=True)]
+        if len(parts) > 1:
+            parts.append(("pooled", st.data))
+        for name, d in parts:
+            one = Measured(m.experiment, m.params, d, m.confidence, None)
+            est = one.estimate(claim)
+            if est is None:
+                continue
+            v, extra = judge_row(cid, est, band, quick=quick)
+            rows.setdefault(name, []).append(
+                {"claim": cid, "result": claim.result, "quantity": claim.label}
+                | {"estimate": est.estimate, "ci_low": est.ci_low, "ci_high": est.ci_high}
+                | {"n_runs": est.n_runs, "verdict": v.verdict, "scope": extra["scope"]}
+            )
+    return {k: pd.DataFrame(v) for k, v in rows.items()}
+
+
 __all__ = [
     "DEFAULT_PAUSE_S",
     "Job",
@@ -257,5 +296,6 @@ __all__ = [
     "job_of",
     "measure_session",
     "phase",
+    "session_summaries",
     "timed",
 ]
