@@ -65,12 +65,15 @@ def spin_others(cpu: int) -> list[subprocess.Popen]:
     return procs
 
 
-def reproduce(out: Path, quick: bool, sessions: int = 1, pause: float = 0.0) -> tuple[int, float]:
+def reproduce(
+    out: Path, quick: bool, sessions: int | None = None, pause: float = 0.0
+) -> tuple[int, float]:
     """``labkit reproduce --force`` into ``out`` (``--sessions``: its measuring phase that
     many times, ``pause`` seconds apart): exit status and wall seconds."""
     cmd = [sys.executable, "-c", "import sys; from labkit.cli import main; sys.exit(main())"]
     cmd += ["reproduce", "--force", "--no-progress", "--out", str(out)]
-    cmd += ["--sessions", str(sessions), "--pause", str(pause)]
+    if sessions is not None:  # else labkit reproduce's default for the mode
+        cmd += ["--sessions", str(sessions), "--pause", str(pause)]
     if quick:
         cmd.append("--quick")
     t0 = time.monotonic()
@@ -102,7 +105,7 @@ def main() -> int:
     ap.add_argument(
         "--sessions",
         type=int,
-        default=1,
+        default=None,
         help="sessions per reproduction (labkit reproduce --sessions N, --pause apart): "
         "the sessions of each are judged one by one and compared, beside their pooled verdict",
     )
@@ -140,7 +143,7 @@ def main() -> int:
             tables.append(pd.read_csv(folder / "summary.csv"))
             if (folder / "bundle" / "manifest.json").is_file():
                 cfg.bundle.append(folder / "bundle")
-            if cfg.sessions > 1:
+            if (folder / "measured" / "index.json").is_file():
                 cfg.reproduction.append(folder)
     finally:
         for p in load:

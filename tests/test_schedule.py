@@ -8,6 +8,7 @@ session).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -176,3 +177,44 @@ def test_phase_refuses_bad_arguments(tmp_path):
         schedule.phase(tmp_path, True, sessions=0, plan=[])
     with pytest.raises(ValueError, match="pause"):
         schedule.phase(tmp_path, True, pause=-1, plan=[])
+
+
+def test_session_runs_share_the_first_runs_out():
+    """One session: the budget's first runs; N sessions: about two sessions' worth in all,
+    at least 2 a session, never more than the first runs."""
+    from labkit.measure.sequential import Budget
+
+    full = Budget(min_runs=6, max_runs=48, budget_s=60.0)
+    assert [schedule.session_runs(full, n) for n in (1, 2, 3, 4, 6, 10)] == [6, 6, 4, 3, 2, 2]
+    quick = Budget(min_runs=2, max_runs=3, budget_s=8.0)
+    assert [schedule.session_runs(quick, n) for n in (1, 3)] == [2, 2]
+    once = Budget(min_runs=1, max_runs=1, budget_s=600.0)
+    assert schedule.session_runs(once, 3) == 1
+    assert schedule.default_sessions(True) == 1 and schedule.default_sessions(False) >= 3
+
+
+def test_several_sessions_take_fixed_runs_and_one_run_sweeps_once():
+    """With several sessions a deciding experiment gets its share of runs and no looks; an
+    experiment of one run is measured in the first session only."""
+    job = schedule.job_of(r1.SEEK, r1.SEEK.params.quick(), False, sessions=3)
+    assert job.looks is None and job.runs == 4
+    job1 = schedule.job_of(r1.SEEK, r1.SEEK.params.quick(), False, sessions=1)
+    assert job1.looks is not None
+    measured: list[str] = []
+
+    def fake(exp):
+        def measure(p, k):
+            measured.append(exp.id)
+            return _seek_rows("x", 1, 1.0).drop(columns="session")
+
+        return measure
+
+    plan = []
+    for exp in (r1.SEEK, r1.SIZES):
+        plan.append((dataclasses.replace(exp, measure=fake(exp)), exp.params.for_mode(True)))
+    s = engine.Session(quick=True, name="02-later")
+    ms = schedule.measure_session(s, plan, sessions=2, first=False)
+    assert [m.experiment.id for m in ms] == [r1.SEEK.id]
+    assert measured == [r1.SEEK.id, r1.SEEK.id]
+    assert set(ms[0].data["session"]) == {"02-later"} and ms[0].n_runs == 2
+    assert s.measure(r1.SEEK) is ms[0]  # put into the session

@@ -17,16 +17,18 @@ numbered across sessions, written into ``<out>/measured/``
 (:mod:`labkit.claims.stored`) for the notebooks' sessions to read.
 
 With one session the looks add runs until each verdict is decided, as a
-notebook alone does.  With several, each session takes its budget's first runs
-only: the verdict is one analysis of the interval pooled over sessions (the
-session as the top level, :meth:`labkit.claims.engine.Measured.estimate`), and
-runs added to one session because *its* interval looked undecided would not
-serve it; the time goes to sessions instead.
+notebook alone does.  With several, each session takes a share of the first
+runs (:func:`session_runs`) and no looks: the verdict is one analysis of the
+interval pooled over sessions (the session as the top level,
+:meth:`labkit.claims.engine.Measured.estimate`), and runs added to one session
+because *its* interval looked undecided would not serve it; the time goes to
+sessions instead.  :func:`default_sessions` says how many a reproduction takes.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -41,12 +43,28 @@ from labkit.claims.claim import Experiment, get
 from labkit.claims.engine import Measured, Session
 from labkit.experiments.params import Params
 from labkit.measure.resampling import DEFAULT_CONFIDENCE
-from labkit.measure.sequential import Looks, Sequential
+from labkit.measure.sequential import Budget, Looks, Sequential
 from labkit.measure.sessions import SESSION_COLUMN
 from labkit.measure.stats import RUN_COLUMN
 
 #: Pause between sessions (seconds) unless told otherwise.
 DEFAULT_PAUSE_S = 30.0
+#: Sessions of a full-mode reproduction unless told otherwise (quick mode: 1).
+FULL_SESSIONS = 3
+
+
+def default_sessions(quick: bool) -> int:
+    """How many sessions ``labkit reproduce`` measures unless told: 1 in quick mode (a
+    smoke test, under a minute), :data:`FULL_SESSIONS` in full mode.
+
+    Three is the fewest that give the pooled interval more than one degree of freedom
+    (with two, HKSJ's t has 1 df: 12.7 standard errors at 95%, and almost every verdict
+    is *inconclusive*); with :func:`session_runs` sharing the first runs out, three
+    sessions measure about what two sessions' first runs take, and the whole full
+    reproduction was planned to stay under 8 minutes on a 2-core VM (README, "How long
+    it takes").
+    """
+    return 1 if quick else FULL_SESSIONS
 
 
 @dataclass
@@ -132,17 +150,33 @@ def timed(exp: Experiment) -> bool:
     return "callgrind" not in exp.id
 
 
-def job_of(exp: Experiment, params: Params, quick: bool, *, looks: bool = True) -> Job:
-    """The :class:`Job` of ``exp`` with ``params``: its budget's first runs, then, with
-    ``looks``, more as its deciding claim's looks ask (as
-    :meth:`labkit.claims.engine.Session.measure` would); without, the first runs only."""
+def session_runs(budget: Budget, sessions: int) -> int:
+    """Runs of one session when a reproduction measures ``sessions`` of them.
+
+    One session: the budget's first runs (its looks may add more).  Several: the
+    first runs shared out, ``ceil(2 * min_runs / sessions)`` but at least 2 (an
+    interval over a session's runs needs two) and at most ``min_runs``: N sessions then
+    measure about as many runs as two sessions' first runs, so the reproduction's
+    measuring time stays about the same as N grows (only the pauses add), and the time
+    goes to sessions, the level a verdict over sessions needs most.
+    """
+    if int(sessions) <= 1 or budget.min_runs <= 2:
+        return budget.min_runs
+    return min(budget.min_runs, max(2, math.ceil(2 * budget.min_runs / int(sessions))))
+
+
+def job_of(exp: Experiment, params: Params, quick: bool, *, sessions: int = 1) -> Job:
+    """The :class:`Job` of ``exp`` with ``params`` in a reproduction of ``sessions``
+    sessions: with one, its budget's first runs, then more as its deciding claim's looks
+    ask (as :meth:`labkit.claims.engine.Session.measure` would); with several,
+    :func:`session_runs` runs and no looks."""
     budget = exp.budget(quick)
 
     def one_run() -> pd.DataFrame:
         return exp.measure(params, 1)
 
-    if exp.decided_by is None or not looks:
-        return Job(exp.id, one_run, None, budget.min_runs)
+    if exp.decided_by is None or int(sessions) > 1:
+        return Job(exp.id, one_run, None, session_runs(budget, sessions))
     judge = get(exp.decided_by)
     band = published.claim_band(judge.id)
     if band is None:
@@ -154,18 +188,20 @@ def measure_session(
     session: Session,
     plan: Iterable[tuple[Experiment, Params]],
     *,
-    looks: bool = True,
+    sessions: int = 1,
+    first: bool = True,
     on_run: Callable[[int, Job], None] | None = None,
 ) -> list[Measured]:
-    """Measure ``plan`` (:meth:`Session.plan`'s pairs) interleaved, into ``session``
-    (``looks``: see :func:`job_of`)."""
+    """Measure ``plan`` (:meth:`Session.plan`'s pairs) interleaved, into ``session``, one
+    of ``sessions`` (:func:`job_of`).  An experiment of one run (a sweep drawn as a
+    figure, judged by no claim) is measured in the ``first`` session only."""
     pairs, jobs = [], []
     for exp, p in plan:
         why = exp.unavailable(p) if exp.unavailable is not None else ""
-        if why:
+        if why or (not first and exp.budget(session.quick).max_runs == 1):
             continue  # the notebook's session says why, as it always did
         pairs.append((exp, p))
-        jobs.append(job_of(exp, p, session.quick, looks=looks))
+        jobs.append(job_of(exp, p, session.quick, sessions=sessions))
     interleave(jobs, on_run=on_run)
     out = []
     for (exp, p), job in zip(pairs, jobs, strict=True):
@@ -205,7 +241,7 @@ def phase(
     out: str | Path,
     quick: bool,
     *,
-    sessions: int = 1,
+    sessions: int | None = None,
     pause: float = DEFAULT_PAUSE_S,
     plan: list[tuple[Experiment, Params]] | None = None,
     progress: bool = True,
@@ -214,13 +250,15 @@ def phase(
     """The measuring phase of a reproduction into ``out`` (see the module); returns
     ``<out>/measured``.
 
-    ``plan`` defaults to every timed experiment with its parameters for the mode.
+    ``sessions`` defaults to :func:`default_sessions`; ``plan`` to every timed
+    experiment with its parameters for the mode.
 
     Raises:
         ValueError: for fewer than 1 session or a negative pause.
         OSError: when the rows cannot be written.
     """
-    if int(sessions) < 1:
+    sessions = default_sessions(quick) if sessions is None else int(sessions)
+    if sessions < 1:
         raise ValueError(f"sessions must be 1 or more, got {sessions}")
     if not pause >= 0:
         raise ValueError(f"pause must be >= 0 seconds, got {pause}")
@@ -242,7 +280,9 @@ def phase(
             if progress:
                 _say(f"measuring, session {k} of {sessions}, round {rnd + 1}: {job.name}")
 
-        per_session.append(measure_session(s, plan, looks=sessions == 1, on_run=show))
+        per_session.append(
+            measure_session(s, plan, sessions=int(sessions), first=k == 1, on_run=show)
+        )
     if progress:
         _say(f"measured {len(plan)} experiments in {sessions} session(s), "
              f"{time.monotonic() - t0:.0f} s")  # fmt: skip
@@ -290,6 +330,9 @@ def session_summaries(out: str | Path, quick: bool) -> dict[str, pd.DataFrame]:
 
 __all__ = [
     "DEFAULT_PAUSE_S",
+    "FULL_SESSIONS",
+    "default_sessions",
+    "session_runs",
     "Job",
     "experiments",
     "interleave",

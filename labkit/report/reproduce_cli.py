@@ -97,17 +97,17 @@ def main(*, measure: Callable[..., Any] | None = None, **options: Any) -> int:
     reproduce`` passes); without it each notebook measures its own experiments, in one
     session.
     """
-    sessions = options.pop("sessions", None)
-    sessions = 1 if sessions is None else int(sessions)
+    sessions = options.pop("sessions", None)  # None: the measuring phase's default
     pause = float(options.pop("pause", 30.0))
     if measure is not None:
         options["measure"] = functools.partial(
             measure, sessions=sessions, pause=pause, progress=options.get("progress", True)
         )
-    if sessions < 1 or not pause >= 0 or (measure is None and sessions != 1):
-        why = "--sessions needs the measuring phase" if sessions >= 1 and pause >= 0 else ""
-        why = why or f"--sessions must be >= 1 and --pause >= 0, got {sessions} and {pause}"
-        print(f"labkit reproduce: {why}", file=sys.stderr)
+    bad = sessions is not None and int(sessions) < 1 or not pause >= 0
+    if bad or (measure is None and sessions not in (None, 1)):
+        why = f"--sessions must be >= 1 and --pause >= 0, got {sessions} and {pause}"
+        print(f"labkit reproduce: {why if bad else '--sessions needs the measuring phase'}",
+              file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     try:
         rep = run(**options)
@@ -177,11 +177,11 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument(
         "--sessions",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
         help="repeat the measuring phase (every experiment's runs, interleaved) N times, "
         "pauses between; each verdict's interval then has the session as the unit of "
-        "replication (default 1: one session)",
+        "replication (default: 3 in full mode, 1 in quick mode)",
     )
     parser.add_argument(
         "--pause",
