@@ -141,10 +141,11 @@ def main() -> int:
                 return 2
             names.append(f"run {i}" + (" (load)" if cfg.load else ""))
             tables.append(pd.read_csv(folder / "summary.csv"))
-            if (folder / "bundle" / "manifest.json").is_file():
-                cfg.bundle.append(folder / "bundle")
-            if (folder / "measured" / "index.json").is_file():
+            sessions = bundle.json_sessions(folder)
+            if sessions > 1:  # its sessions are compared; its bundle joins other hosts only
                 cfg.reproduction.append(folder)
+            if (folder / "bundle" / "manifest.json").is_file() and (sessions == 1 or cfg.gallery):
+                cfg.bundle.append(folder / "bundle")
     finally:
         for p in load:
             p.kill()

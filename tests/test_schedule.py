@@ -218,3 +218,30 @@ def test_several_sessions_take_fixed_runs_and_one_run_sweeps_once():
     assert measured == [r1.SEEK.id, r1.SEEK.id]
     assert set(ms[0].data["session"]) == {"02-later"} and ms[0].n_runs == 2
     assert s.measure(r1.SEEK) is ms[0]  # put into the session
+
+
+def test_no_measuring_phase_for_notebooks_that_do_not_read_claims(tmp_path):
+    """The phase runs only when a notebook that uses ``claims`` is to run."""
+    import nbformat
+
+    from labkit.report import reproduce
+
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    nb = nbformat.v4.new_notebook()
+    spec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = spec
+    params = nbformat.v4.new_code_cell("QUICK = None")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("print('no measuring here')")]
+    nbformat.write(nb, nbs / "01-plain.ipynb")
+    calls: list = []
+    rep = reproduce.run(
+        quick=True,
+        out=tmp_path / "out",
+        notebooks=nbs,
+        progress=False,
+        html_report=False,
+        measure=lambda out, quick: calls.append((out, quick)),
+    )
+    assert rep.ok and calls == [] and rep.measured_s is None

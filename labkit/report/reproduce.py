@@ -378,8 +378,8 @@ def run(
         progress: show progress on stderr.
         timeout: seconds allowed per cell (None: no limit).
         html_report: write the HTML pages and index.
-        measure: ``measure(out, quick)``, run first when a notebook runs (``labkit reproduce``
-            passes :func:`labkit.claims.schedule.phase`); the notebooks then read its rows.
+        measure: ``measure(out, quick)``, run first when a notebook using ``claims`` runs
+            (``labkit reproduce`` passes :func:`labkit.claims.schedule.phase`); they read its rows.
 
     Returns:
         A :class:`Reproduction`; ``.failed`` lists the notebooks that did not
@@ -424,7 +424,7 @@ def _run_locked(
     params = {"QUICK": bool(quick)}
     rep = Reproduction(out=out_path, quick=bool(quick))
     items = _plan(nbs, out_path, params, force, html_report)
-    if measure is not None and any(i.run and i.error is None for i in items):
+    if measure is not None and any(i.run and i.error is None and _reads_claims(i) for i in items):
         t0 = time.perf_counter()
         measure(out_path, bool(quick))  # Ctrl-C here: KeyboardInterrupt, nothing kept
         rep.measured_s = time.perf_counter() - t0
