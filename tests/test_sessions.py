@@ -211,7 +211,8 @@ def test_reproduce_sessions_end_to_end(tmp_path, capsys):
     assert "STOPPED session 1: 2 runs; session 2: 2 runs" in executed  # read, not measured
     assert "SESSIONS 2 2" in executed
     row = pd.read_csv(out / "summary.csv").set_index("claim").loc["R1.ns_per_page"]
-    assert "over 2 sessions (between-session SD" in row["scope"]
+    assert row["scope"].endswith("over 2 sessions (noise: the SD between sessions)")
+    assert row["noise"] > 0  # the between-session SD, beside the figure
     assert row["n_runs"] == 4
     assert bundle.load(out / "bundle").manifest["sessions"] == 2
 
