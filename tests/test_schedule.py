@@ -245,3 +245,16 @@ def test_no_measuring_phase_for_notebooks_that_do_not_read_claims(tmp_path):
         measure=lambda out, quick: calls.append((out, quick)),
     )
     assert rep.ok and calls == [] and rep.measured_s is None
+
+
+def test_result_tables_are_named_once_per_experiment():
+    """In full mode the phase saves each experiment's result table once (its ``results``
+    name); an experiment without one saves none."""
+    rows = _seek_rows("01-a", 2, 1.0)
+    entries = [
+        (r1.SEEK.id, "k", rows, 0.95, ""),
+        ("R3.live_tmpfs", "k", rows, 0.95, ""),  # no results name
+    ]
+    frames = schedule._result_frames(entries)
+    assert list(frames) == [r1.SEEK.results]
+    pd.testing.assert_frame_equal(frames[r1.SEEK.results], rows)

@@ -53,7 +53,8 @@ class Measured:
     confidence: float  #: the confidence the runs were decided on (per look)
     sequential: sequential.Sequential | None  #: the looks, when a claim decided the runs
     why_not: str = ""  #: non-empty when the experiment could not run here
-    note: str = ""  #: how the runs stopped, when measured by a reproduction's measuring phase
+    #: how the runs stopped, set only for rows read from a reproduction's measuring phase
+    note: str = ""
 
     @property
     def n_runs(self) -> int:

@@ -14,7 +14,8 @@ timed experiment the claims' modules declare (the instruction counts under
 callgrind have no clock, and are measured by their notebook), in sessions
 ``pause`` seconds apart, the rows told apart by ``session`` and the runs
 numbered across sessions, written into ``<out>/measured/``
-(:mod:`labkit.claims.stored`) for the notebooks' sessions to read.
+(:mod:`labkit.claims.stored`) for the notebooks' sessions to read; in full
+mode also the experiments' result tables, once, into ``<out>/results/``.
 
 With one session the looks add runs until each verdict is decided, as a
 notebook alone does.  With several, each session takes a share of the first
@@ -42,6 +43,7 @@ from labkit.claims import r1, r2, r3, stored
 from labkit.claims.claim import Experiment, get
 from labkit.claims.engine import Measured, Session
 from labkit.experiments.params import Params
+from labkit.measure import results
 from labkit.measure.resampling import DEFAULT_CONFIDENCE
 from labkit.measure.sequential import Budget, Looks, Sequential
 from labkit.measure.sessions import SESSION_COLUMN
@@ -286,7 +288,24 @@ def phase(
     if progress:
         _say(f"measured {len(plan)} experiments in {sessions} session(s), "
              f"{time.monotonic() - t0:.0f} s")  # fmt: skip
-    return stored.write(out, quick, names, _combine(per_session))
+    entries = _combine(per_session)
+    where = stored.write(out, quick, names, entries)
+    if not quick:  # the result tables, once (the notebooks' save_results skips these rows)
+        results.save_all(_result_frames(entries), data_dir=out)
+    return where
+
+
+def _result_frames(
+    entries: list[tuple[str, str, pd.DataFrame, float, str]],
+) -> dict[str, pd.DataFrame | None]:
+    """The result tables of the measured experiments, by name (their ``results``)."""
+    by_id = {e.id: e for e in experiments()}
+    frames: dict[str, pd.DataFrame | None] = {}
+    for exp_id, _, data, _, _ in entries:
+        name = by_id[exp_id].results if exp_id in by_id else ""
+        if name:
+            frames.update(name(data) if callable(name) else {name: data})
+    return frames
 
 
 def session_summaries(out: str | Path, quick: bool) -> dict[str, pd.DataFrame]:
