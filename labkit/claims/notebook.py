@@ -138,4 +138,4 @@ def save_results() -> str:
     return said.replace(str(out), "the reproduction's folder") if out is not None else said
 
 
-__all__ = ["Markdown", "Quoted", "markdown", "save_results", "start", "summary_of"]
+__all__: list[str] = []  # internal: re-exported by labkit.claims

@@ -294,18 +294,15 @@ def as_estimate(value: float, quantity: str) -> Estimate | None:
 
 
 __all__ = [
-    "INSTALL_HINT",
     "N1",
     "N2",
     "SEEKS",
     "SEEK_BUFFER",
     "SEEK_PAGES",
-    "SUMMARY_VARIANTS",
     "UBUF_VARIANTS",
     "as_estimate",
     "available",
     "dumps",
     "evidence",
     "measure",
-    "per_page",
 ]

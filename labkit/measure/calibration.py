@@ -209,4 +209,10 @@ def proxy_corrected(
     return {k: bootstrap(samples, f, quantity=q, **opts) for k, (f, q) in what.items()}
 
 
-__all__ = ["AA", "AA_SUFFIX", "R2_PROXY", "aa", "aa_by_run", "proxy_corrected", "tally"]
+__all__ = [
+    "AA",
+    "aa",
+    "aa_by_run",
+    "proxy_corrected",
+    "tally",
+]

@@ -323,14 +323,9 @@ def repeated(measure: Callable[[], pd.DataFrame], run_col: str = RUN_COLUMN) -> 
 
 
 __all__ = [
-    "DECIDED",
     "FULL_MIN_RUNS",
-    "Analyse",
     "Budget",
     "Looks",
-    "MoreRuns",
     "Sequential",
-    "looks_for",
-    "repeated",
     "until_decided",
 ]

@@ -303,15 +303,9 @@ def gallery_bundles(gallery: str | Path | None = None) -> list[Path]:
 
 
 __all__ = [
-    "FORMAT",
-    "GALLERY",
-    "Bundle",
     "BundleError",
     "add_to_gallery",
-    "default_gallery",
-    "from_reproduction",
     "gallery_bundles",
-    "json_sessions",
     "load",
     "write",
 ]

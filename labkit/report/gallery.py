@@ -357,4 +357,8 @@ def plot(c: Comparison, *, columns: int = 3) -> Any:
     return fig
 
 
-__all__ = ["DECIDED", "Comparison", "compare", "format_comparison", "plot"]
+__all__ = [
+    "compare",
+    "format_comparison",
+    "plot",
+]

@@ -120,4 +120,4 @@ def pool_summaries(tables: Sequence[pd.DataFrame], fingerprint: str | None = Non
     return pd.DataFrame(rows, columns=cols)
 
 
-__all__ = ["ADDED", "pool_summaries"]
+__all__: list[str] = []  # internal: the summaries of separate reproductions pooled

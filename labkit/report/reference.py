@@ -35,6 +35,7 @@ import argparse
 import hashlib
 import html
 import json
+import platform
 import shutil
 import sys
 from collections.abc import Sequence
@@ -43,10 +44,13 @@ from typing import Any
 
 import pandas as pd
 
+import labkit
 from labkit import config
-from labkit.report import notebook_files
+from labkit.measure.envinfo import cpu_model
+from labkit.report import notebook_files, reproduce, summary_format
 from labkit.report import summary as report
 from labkit.report.bundle import from_reproduction
+from labkit.report.run_state import load_state, state_path
 
 #: The file beside ``summary.csv`` that names the run.
 RUN_FILE = "run.json"
@@ -57,10 +61,6 @@ def _sha256(path: Path) -> str:
 
 
 def _host() -> dict[str, str]:
-    import platform
-
-    from labkit.measure.envinfo import cpu_model
-
     return {"cpu": cpu_model(), "kernel": platform.release(), "machine": platform.machine()}
 
 
@@ -88,7 +88,7 @@ def provenance_text(run: dict[str, Any]) -> str:
 def stored_notebook(executed: Path, run: dict[str, Any]) -> str:
     """The text to store for an executed notebook of ``run``: normalised, named, with its
     provenance line under the first cell."""
-    import nbformat
+    import nbformat  # the [lab] extra
 
     nb = notebook_files.normalise(nbformat.read(str(executed), as_version=4))
     nb = notebook_files.drop_stored_run(nb)
@@ -129,10 +129,6 @@ def store_reference(
     Raises:
         RuntimeError: if a notebook failed (nothing is stored then).
     """
-    import labkit
-    from labkit.report import reproduce
-    from labkit.report.run_state import load_state, state_path
-
     if config.checkout() is None and (notebooks is None or reproduction is None):
         raise RuntimeError("an installed labkit stores no reference: give the folders to write")
     nb_dir = Path(notebooks) if notebooks is not None else reproduce.notebooks_dir()
@@ -224,7 +220,7 @@ def check_reference(notebooks: str | Path, reproduction: str | Path) -> list[str
                 f"{what}: recorded {row['recorded']}, outside {name}'s run "
                 f"({window['started']} to {window['finished']})"
             )
-        printed = report.row_cells(row)["measured [95% CI]"]
+        printed = summary_format.row_cells(row)["measured [95% CI]"]
         for shown in {name, index}:
             if printed not in _outputs_text(stored[shown]):
                 problems.append(f"{what}: {printed!r} is not in the outputs of {shown}")
@@ -265,11 +261,5 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "RUN_FILE",
-    "check_reference",
     "main",
-    "provenance_text",
-    "run_id",
-    "store_reference",
-    "stored_notebook",
 ]

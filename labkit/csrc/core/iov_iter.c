@@ -485,7 +485,7 @@ int lk_iter_npages(const struct lk_iov_iter *i, int maxpages)
 			}
 		}
 		return (int)npages;
-	case LK_ITER_BVEC:
+	case LK_ITER_BVEC: /* as bvec_npages(): an empty bvec is not skipped, unlike an iovec */
 		for (k = 0; size && k < i->nr_segs; k++, skip = 0) {
 			const struct lk_bvec *p = &i->bvec[k];
 			size_t offs = (p->bv_offset + skip) % LK_PAGE_SIZE;
