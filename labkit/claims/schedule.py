@@ -318,8 +318,8 @@ def session_summaries(out: str | Path, quick: bool) -> dict[str, pd.DataFrame]:
     each by the summary's rule (:func:`labkit.report.scope.judge_row`), against its band.
     Empty when ``out`` holds no measuring phase of this mode.
     """
-    from labkit.claims.claim import ids
-    from labkit.report.scope import judge_row
+    from labkit.claims.claim import ids  # only here: the benchmark's per-session tables
+    from labkit.report.scope import judge_row  # only here, as ids
 
     rows: dict[str, list[dict[str, object]]] = {}
     for cid in ids():
@@ -347,17 +347,6 @@ def session_summaries(out: str | Path, quick: bool) -> dict[str, pd.DataFrame]:
     return {k: pd.DataFrame(v) for k, v in rows.items()}
 
 
-__all__ = [
-    "DEFAULT_PAUSE_S",
-    "FULL_SESSIONS",
-    "default_sessions",
-    "session_runs",
-    "Job",
-    "experiments",
-    "interleave",
-    "job_of",
-    "measure_session",
-    "phase",
-    "session_summaries",
-    "timed",
-]
+# phase: labkit reproduce (cli.py) and make reference; session_summaries:
+# benchmarks/verdict_stability.py; the rest is used by tests/test_schedule.py only
+__all__ = ["phase", "session_summaries"]

@@ -78,7 +78,7 @@ def _interrupted_line(rep: Reproduction) -> str:
 def write_bundle(rep: Reproduction) -> Path | None:
     """The reproduction's result bundle in ``<out>/bundle`` (:mod:`labkit.report.bundle`);
     an error writing it joins ``rep.output_errors``."""
-    from labkit.report.bundle import from_reproduction
+    from labkit.report.bundle import from_reproduction  # only after a run: pandas, gzip
 
     try:
         return from_reproduction(rep.out)
