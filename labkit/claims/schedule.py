@@ -229,7 +229,8 @@ def _combine(per_session: list[list[Measured]]) -> list[tuple[str, str, pd.DataF
             frames.append(m.data.assign(**{RUN_COLUMN: m.data[RUN_COLUMN] + offset}))
             offset += int(m.data[RUN_COLUMN].max()) + 1
             notes.append(m.stopped() if len(ms) == 1 else f"session {k}: {m.stopped()}")
-        note = "; ".join(notes) + (" (runs interleaved with the other experiments)")
+        mixed = " (runs interleaved with the other experiments)" if len(by_key) > 1 else ""
+        note = "; ".join(notes) + mixed
         data = pd.concat(frames, ignore_index=True)
         entries.append((exp_id, key, data, ms[0].confidence, note))
     return entries
