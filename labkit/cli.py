@@ -214,14 +214,15 @@ def _reproduce_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from labkit.report import reproduce_cli  # on use: labkit --help stays fast
+    from labkit.claims import schedule  # on use: labkit --help stays fast
+    from labkit.report import reproduce_cli
 
     try:
         require_lab("labkit reproduce")
     except MissingExtraError as exc:
         print(exc, file=sys.stderr)
         return 2
-    return reproduce_cli.from_args(args)
+    return reproduce_cli.from_args(args, measure=schedule.phase)
 
 
 def _kernel_args(parser: argparse.ArgumentParser) -> None:

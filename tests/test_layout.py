@@ -95,9 +95,7 @@ UNEXPLAINED_IMPORTS: dict[str, int] = {
     "labkit/models/ubuf.py": 1,
     "labkit/report/bundle.py": 2,
     "labkit/report/gallery.py": 5,
-    "labkit/report/pooled.py": 6,
     "labkit/report/reproduce.py": 4,
-    "labkit/report/reproduce_cli.py": 2,
     "labkit/report/scope.py": 2,
 }
 

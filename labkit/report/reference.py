@@ -108,6 +108,7 @@ def store_reference(
     reproduction: str | Path | None = None,
     force: bool = True,
     progress: bool = True,
+    measure: Any = None,
 ) -> dict[str, Any]:
     """Run the reproduction and store it as the reference (see the module docstring).
 
@@ -119,6 +120,8 @@ def store_reference(
             ``data/reproduction``).
         force: rerun every notebook (default), not only those that changed.
         progress: show progress on stderr.
+        measure: the measuring phase, as ``labkit reproduce`` runs it
+            (:func:`labkit.claims.schedule.phase`; ``make reference`` passes it).
 
     Returns:
         The run record written to ``run.json``.
@@ -131,7 +134,7 @@ def store_reference(
     nb_dir = Path(notebooks) if notebooks is not None else reproduce.notebooks_dir()
     dest = Path(reproduction) if reproduction is not None else config.resource("reproduction")
     kw = {"quick": quick, "out": out, "notebooks": nb_dir, "progress": progress}
-    rep = reproduce.run(force=force, **kw)
+    rep = reproduce.run(force=force, measure=measure, **kw)
     if not rep.ok:
         raise RuntimeError("the reproduction did not complete: " + _failures(rep))
     index = reproduce.find_notebooks(nb_dir)[0].name
@@ -224,8 +227,9 @@ def check_reference(notebooks: str | Path, reproduction: str | Path) -> list[str
     return problems
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m labkit.report.reference [--quick] [--out DIR]``."""
+def main(argv: Sequence[str] | None = None, measure: Any = None) -> int:
+    """``python -m labkit.report.reference [--quick] [--out DIR]`` (``measure``: see
+    :func:`store_reference`; without it each notebook measures its own experiments)."""
     parser = argparse.ArgumentParser(
         prog="python -m labkit.report.reference",
         description="Run the full reproduction and store it as the reference: the executed "
@@ -243,6 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out=args.out,
             notebooks=args.notebooks,
             reproduction=args.reproduction,
+            measure=measure,
         )
     except RuntimeError as exc:
         print(f"labkit reference: {exc}; nothing stored", file=sys.stderr)
