@@ -11,16 +11,16 @@ under that reproduction (``LABKIT_OUT`` names the folder, set by ``labkit
 reproduce``) in the same mode.  A notebook run alone (no ``LABKIT_OUT``, or no
 ``measured/`` in it, as under nbval) measures as it always did.
 
-The rows are pandas pickles: they keep the columns' types (ordered
-categoricals of the variants included) exactly, and are only ever read back
-from the reproduction's own folder by the same labkit that wrote them.
+The rows are JSON in pandas' "table" orientation (a Table Schema beside the
+data): it keeps the columns' types (ordered categoricals of the variants
+included), and reading it back runs no code, whoever wrote the folder.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,15 @@ class Stored:
 def file_name(experiment: str, key: str) -> str:
     """The rows file of (experiment, parameters): the id and a hash of the parameters."""
     digest = hashlib.sha256(key.encode()).hexdigest()[:12]
-    return f"{experiment}.{digest}.pkl"
+    return f"{experiment}.{digest}.json"
+
+
+def _to_json(data: pd.DataFrame) -> str:
+    return data.reset_index(drop=True).to_json(orient="table", index=False)
+
+
+def _from_json(raw: bytes) -> pd.DataFrame:
+    return pd.read_json(io.StringIO(raw.decode()), orient="table")
 
 
 def folder(out: str | Path | None = None) -> Path | None:
@@ -79,7 +87,7 @@ def write(
     index: dict[str, Any] = {"quick": bool(quick), "sessions": list(sessions), "entries": []}
     for exp_id, key, data, confidence, note in entries:
         name = file_name(exp_id, key)
-        _files.atomic_write(where / name, pickle.dumps(data), root=out)
+        _files.atomic_write(where / name, _to_json(data), root=out)
         index["entries"].append(
             {"experiment": exp_id, "key": key, "file": name, "confidence": confidence}
             | {"note": note, "n_rows": len(data)}
@@ -113,7 +121,7 @@ def load(experiment: str, key: str, quick: bool, out: str | Path | None = None) 
         return None
     for e in index.get("entries", []):
         if e.get("experiment") == experiment and e.get("key") == key:
-            data = pickle.loads(_files.read_regular(where / str(e["file"]), MAX_BYTES))
+            data = _from_json(_files.read_regular(where / str(e["file"]), MAX_BYTES))
             return Stored(
                 experiment,
                 key,
