@@ -52,6 +52,8 @@ from labkit.report import summary as report
 from labkit.report.bundle import from_reproduction
 from labkit.report.run_state import load_state, state_path
 
+#: The summary files of a reproduction that the reference stores.
+SUMMARY_FILES = ("summary.csv", "summary.txt")
 #: The file beside ``summary.csv`` that names the run.
 RUN_FILE = "run.json"
 
@@ -137,11 +139,16 @@ def store_reference(
     rep = reproduce.run(force=force, measure=measure, **kw)
     if not rep.ok:
         raise RuntimeError("the reproduction did not complete: " + _failures(rep))
+    # The summary of the run that measured: the index's rerun below would mark every other
+    # notebook's rows "carried over" (up to date), although they are this run's own.
+    summaries = {name: (rep.out / name).read_bytes() for name in SUMMARY_FILES}
     index = reproduce.find_notebooks(nb_dir)[0].name
     state_path(rep.out, index).unlink()  # rerun the index alone: its table shows this run
     again = reproduce.run(**kw)
     if not again.ok:
         raise RuntimeError("the index notebook did not complete: " + _failures(again))
+    for name, data in summaries.items():
+        report.atomic_write_text(rep.out / name, data)
     from_reproduction(again.out)  # <out>/bundle, as labkit reproduce writes it (make gallery)
     host = _host()
     windows = {}
@@ -162,7 +169,7 @@ def store_reference(
         for p in reproduce.find_notebooks(nb_dir)
     }
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("summary.csv", "summary.txt"):
+    for name in SUMMARY_FILES:
         shutil.copyfile(rep.out / name, dest / name)
     run["summary_sha256"] = _sha256(dest / "summary.csv")
     for name, text in texts.items():
