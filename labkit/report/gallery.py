@@ -38,9 +38,13 @@ from typing import Any
 
 import pandas as pd
 
+from labkit import published
 from labkit.measure import host as _host
+from labkit.measure import setups
+from labkit.measure.resampling import Estimate
 from labkit.measure.sessions import random_effects
-from labkit.measure.verdicts import NOT_COMPARABLE, verdict
+from labkit.measure.verdicts import NOT_COMPARABLE, judge, verdict
+from labkit.report import gallery_plot
 from labkit.report.bundle import Bundle
 
 _KEY = ["key"]
@@ -295,8 +299,6 @@ def _finding(
 
 
 def _estimate(r: Any) -> Any:
-    from labkit.measure.resampling import Estimate
-
     est, lo, hi = _num(r.get("estimate")), _num(r.get("ci_low")), _num(r.get("ci_high"))
     if not math.isfinite(est):
         return None
@@ -320,10 +322,6 @@ def normalised(summary: pd.DataFrame) -> pd.DataFrame:
     with (up to :data:`RENAMED`): rows of one key that measure different
     quantities are never pooled.
     """
-    from labkit import published
-    from labkit.measure import setups
-    from labkit.measure.verdicts import judge
-
     bands = published.bands()
     by_label = dict(zip(bands["quantity"], bands["claim"], strict=True))
     out = summary.copy()
@@ -482,16 +480,11 @@ def format_comparison(c: Comparison, *, markdown: bool = False) -> str:
 
 def plot(c: Comparison, *, columns: int = 3) -> Any:
     """The gallery figure (:func:`labkit.report.gallery_plot.plot`): one panel per claim."""
-    from labkit.report.gallery_plot import plot as _plot
-
-    return _plot(c, columns=columns)
+    return gallery_plot.plot(c, columns=columns)
 
 
 __all__ = [
-    "code_version",
     "compare",
     "format_comparison",
-    "is_count",
     "plot",
-    "what_differs",
 ]

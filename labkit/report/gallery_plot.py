@@ -32,7 +32,7 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 #: The x-axis label of each unit.
 UNIT_LABELS = {
     "%": "per cent (%)",
-    "ns": "ns per call",
+    "ns": "ns",
     "x": "ratio (x)",
     "instructions": "instructions (callgrind count)",
 }
@@ -64,7 +64,9 @@ def short_title(claim: str, quantity: str, *, width: int = TITLE_WIDTH) -> str:
     if m:
         kind, q = f" [{m.group(1)}]", q[m.end() :]
     head = (
-        f"{claim}{kind}" if "." in claim and ":" not in claim else f"{claim.split(':')[0]} (no id)"
+        f"{claim}{kind}"
+        if "." in claim and ":" not in claim
+        else f"{claim.split(':')[0]} (an old row, no claim id)"
     )
     lines = textwrap.wrap(q, width)
     if len(lines) > TITLE_LINES:
@@ -117,29 +119,43 @@ def _limits(xs: list[float], log: bool) -> tuple[float, float]:
 
 
 def _panel(ax: Any, c: Any, r: Any) -> None:
+    from matplotlib.ticker import FuncFormatter, MaxNLocator  # matplotlib on use, as below
+
     n = len(c.labels)
     count = r.get("kind") == "count"
     hosts = _host_values(c, r)
     band_lo, band_hi = _num(r.get("band_low")), _num(r.get("band_high"))
     xs = [v for _, est, lo, hi in hosts for v in (est, lo, hi) if math.isfinite(v)]
+    band_ends: list[float] = []
     if math.isfinite(band_hi):
-        xs += [v for v in (band_lo, band_hi) if math.isfinite(v)]
+        band_ends = [v for v in (band_lo, band_hi) if math.isfinite(v)]
     elif math.isfinite(band_lo) and (not xs or min(xs) < band_lo):
-        xs.append(band_lo)  # a one-sided band: its end only if a value falls short of it
+        band_ends = [band_lo]  # a one-sided band: its end only if a value falls short of it
+    xs += band_ends
     if not xs:
         xs = [0.0, 1.0]
-    log = use_log(xs)
+    # log only where the estimates and the band span decades, and every end is positive
+    log = use_log([est for _, est, _, _ in hosts] + band_ends) and min(xs) > 0
     x0, x1 = _limits(xs, log)
+    if count:  # room for the labels right of the squares
+        x1 = x1 * 3 if log else x1 + 0.6 * (x1 - x0)
     if log:
         ax.set_xscale("log")
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(5, steps=[1, 2, 2.5, 5, 10]))
+        if max(abs(x0), abs(x1)) >= 1e4:  # 1,200,000 ns, not 1.2 with "1e6" in a corner
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.set_xlim(x0, x1)
     # the band: shaded; a one-sided band runs to the edge and says so
     if math.isfinite(band_lo):
         right = band_hi if math.isfinite(band_hi) else x1
-        ax.axvspan(max(band_lo, x0), min(right, x1), color=_BAND, zorder=0, lw=0)
+        whole = not math.isfinite(band_hi) and band_lo <= x0
+        if not whole:  # a band over the whole axis is said, not shaded
+            ax.axvspan(max(band_lo, x0), min(right, x1), color=_BAND, zorder=0, lw=0)
         if not math.isfinite(band_hi):
-            ax.text(x1, n + 0.35, f"band: at least {band_lo:.4g} ", ha="right", va="center",
-                    fontsize=6.5, color="0.35")  # fmt: skip
+            note = f"band: at least {band_lo:.4g}" + (" (the whole axis)" if whole else "")
+            ax.text(0.99, n + 0.4, note, transform=ax.get_yaxis_transform(), ha="right",
+                    va="center", fontsize=6.5, color="0.35")  # fmt: skip
     # the hosts: host 1 on top
     for k, est, lo, hi in hosts:
         y = n - k
@@ -153,6 +169,9 @@ def _panel(ax: Any, c: Any, r: Any) -> None:
         ok = math.isfinite(lo) and math.isfinite(hi)
         err = [[est - lo], [hi - est]] if ok else None
         ax.errorbar(est, y, xerr=err, fmt="o", color=colour, capsize=3, ms=4, lw=1.4)
+    for k in sorted(set(range(n)) - {k for k, *_ in hosts}):
+        ax.text(0.5, n - k, "not measured", transform=ax.get_yaxis_transform(), ha="center",
+                va="center", fontsize=6.5, color="0.55", style="italic")  # fmt: skip
     # the pooled row (y = 0)
     pooled = _num(r.get("pooled"))
     if math.isfinite(pooled):
@@ -203,15 +222,16 @@ def _pooled_mark(ax: Any, r: Any, x0: float, x1: float) -> None:
 
 def plot(c: Any, *, columns: int = 3) -> Any:
     """The gallery figure of a comparison (see the module).  Returns the matplotlib Figure."""
+    # matplotlib on use: `labkit compare` without --figure need not load it
     import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
+    from matplotlib.lines import Line2D  # (as above)
+    from matplotlib.patches import Patch  # (as above)
 
     t = c.table
     n_panels = len(t)
     rows_n = max(1, math.ceil(n_panels / columns))
     panel_h = 0.3 * (len(c.labels) + 1) + 1.25
-    legend_h = 0.22 * (len(c.labels) + 3) + 0.3
+    legend_h = 0.2 * math.ceil((len(c.labels) + 3) / 2) + 0.25
     height = panel_h * rows_n + legend_h
     fig, axes = plt.subplots(rows_n, columns, figsize=(4.3 * columns, height), squeeze=False)
     for ax, (_, r) in zip(axes.flat, t.iterrows(), strict=False):
@@ -234,9 +254,9 @@ def plot(c: Any, *, columns: int = 3) -> Any:
         "clock-free count (tinted panel): no interval, depends on the code, never pooled",
     ]
     fig.legend(handles, names, loc="upper left", bbox_to_anchor=(0.01, 1.0), fontsize=7.5,
-               ncol=1, frameon=False)  # fmt: skip
+               ncol=2, frameon=False)  # fmt: skip
     fig.tight_layout(rect=(0, 0, 1, 1 - legend_h / height), h_pad=1.2, w_pad=1.5)
     return fig
 
 
-__all__ = ["plot", "short_title", "use_log"]
+__all__: list[str] = []  # used by labkit.report.gallery.plot only
