@@ -122,7 +122,7 @@ def test_compare_pools_and_states_findings(tmp_path):
     assert f and "the verdict changes with the host" in f[0]
     # the CPU first, then the kernel; the vulnerabilities after
     assert "family: 6 vs 25" in f[0] and "kernel: 6.18.44 vs 6.18.45" in f[0]
-    assert "Between host 1 (reproduced) and host 2 (differs) differ:" in f[0]
+    assert "Host 1 (reproduced) and host 2 (differs) differ in vendor: GenuineIntel vs" in f[0]
     assert f[0].index("family:") < f[0].index("kernel:") < f[0].index("mitigation state of tsa")
     assert "code:" not in f[0]  # the same code on both
     # the same verdict with overlapping intervals is no finding

@@ -77,6 +77,11 @@ def _num(v: Any) -> float:
     return f
 
 
+def _fmt(v: float) -> str:
+    """4 significant digits; large values whole, with thousands separators (1,173,186)."""
+    return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"
+
+
 def _figure(r: Any) -> str:
     est, lo, hi = _num(r.get("estimate")), _num(r.get("ci_low")), _num(r.get("ci_high"))
     if math.isnan(est):
@@ -84,8 +89,8 @@ def _figure(r: Any) -> str:
     unit = r.get("unit")
     unit = "" if not isinstance(unit, str) else unit
     unit = unit if unit in ("%", "x") or not unit else f" {unit}"
-    ci = f" [{lo:.4g}, {hi:.4g}]" if math.isfinite(lo) and math.isfinite(hi) else ""
-    return f"{est:.4g}{ci}{unit}"
+    ci = f" [{_fmt(lo)}, {_fmt(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+    return f"{_fmt(est)}{ci}{unit}"
 
 
 def _labels(bundles: Sequence[Bundle]) -> list[str]:
@@ -291,8 +296,8 @@ def _finding(
         return None
     parts = "; ".join(f"{r.get('verdict')} on {h(lab)}: {_figure(r)}" for lab, r, _ in seen)
     between = " ".join(
-        f"Between {h(a[0])} ({a[1].get('verdict')}) and {h(b[0])} ({b[1].get('verdict')}) "
-        f"differ: {_shown(what_differs(a[2], b[2], (h(a[0]), h(b[0]))))}."
+        f"{h(a[0]).capitalize()} ({a[1].get('verdict')}) and {h(b[0])} "
+        f"({b[1].get('verdict')}) differ in {_shown(what_differs(a[2], b[2], (h(a[0]), h(b[0]))))}."
         for a, b in pairs
     )
     return f"{name}: {what} ({parts}). {between}"
@@ -426,7 +431,8 @@ def _pooled_text(r: Any) -> str:
     if "pooled" in r and math.isfinite(_num(r.get("pooled"))):
         n = int(_num(r.get("pooled_hosts"))) if math.isfinite(_num(r.get("pooled_hosts"))) else 0
         return (
-            f"{r['pooled']:.4g} [{r['pooled_low']:.4g}, {r['pooled_high']:.4g}] over {n} hosts "
+            f"{_fmt(r['pooled'])} [{_fmt(r['pooled_low'])}, {_fmt(r['pooled_high'])}] "
+            f"over {n} hosts "
             f"(random effects; {r['pooled_verdict']}; between-host SD {r['between_hosts_sd']:.3g})"
         )
     return f"not pooled: {r['not_pooled']}"
