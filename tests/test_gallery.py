@@ -316,3 +316,25 @@ def test_plot_is_readable(tmp_path):
     fig.canvas.draw()
     legend_bottom = fig.legends[0].get_window_extent().y0
     assert all(ax.get_tightbbox().y1 <= legend_bottom + 1 for ax in axes)
+
+
+def test_rows_with_different_definitions_are_not_pooled(tmp_path):
+    """A summary that names each row's definition (raw or corrected): not pooled across."""
+    bs = []
+    for k, definition in enumerate(["raw", "corrected for the proxy", None]):
+        summary = _summary(
+            [("R2", "time saved", "%", 2.0 + k, 1.5 + k, 2.5 + k, 2.5, 3.5, "inconclusive")]
+        )
+        if definition:
+            summary["definition"] = definition
+        env = _env("AMD EPYC", 25, k + 1)
+        bs.append(bundle.load(bundle.write(tmp_path / f"d{k}", summary=summary, environment=env,
+                                           source="t")))  # fmt: skip
+    c = gallery.compare(bs)
+    row = c.table.set_index("claim").loc["R2: time saved"]
+    assert row["not_pooled"] == "the hosts' rows measure different quantities under this id"
+    f = [x for x in c.findings if x.startswith("R2: time saved")]
+    assert f and "[corrected for the proxy]" in f[0] and "[definition not recorded]" in f[0]
+    # one definition beside a summary that names none pools (unknown is not different)
+    c = gallery.compare([bs[0], bs[2]])
+    assert c.table.set_index("claim").loc["R2: time saved", "pooled_hosts"] == 2

@@ -164,11 +164,21 @@ def what_differs(a: Bundle, b: Bundle, names: tuple[str, str] = ("a", "b")) -> l
 
 
 def _measures(seen: list[tuple[str, Any, Bundle]]) -> dict[str, list[str]]:
-    """The quantities the hosts' rows of one key measure: label -> the hosts."""
+    """The quantities the hosts' rows of one key measure: label -> the hosts.
+
+    A row's quantity is its recorded label (``measures``, :func:`normalised`), whether it
+    is a count, and, where two or more rows name different ``definition`` s (a summary
+    column saying how the claim was estimated, e.g. raw or corrected for a proxy's bias),
+    that definition; a row that names none is then its own quantity too."""
+    defs = {d for _, r, _ in seen if isinstance(d := r.get("definition"), str) and d}
     out: dict[str, list[str]] = {}
     for lab, r, _ in seen:
         kind = "count" if is_count(r) else "timed"
-        out.setdefault(f"{r.get('measures')} ({kind})", []).append(lab)
+        key = f"{r.get('measures')} ({kind})"
+        if len(defs) > 1:
+            d = r.get("definition")
+            key += f" [{d if isinstance(d, str) and d else 'definition not recorded'}]"
+        out.setdefault(key, []).append(lab)
     return out
 
 
@@ -324,8 +334,8 @@ def normalised(summary: pd.DataFrame) -> pd.DataFrame:
     (:func:`labkit.measure.verdicts.judge`), the verdict it was recorded with kept in
     ``recorded_verdict``.  ``key`` is the claim id, else ``"result: quantity"``;
     ``measures`` is the quantity the row measured, by the label it was recorded
-    with (up to :data:`RENAMED`): rows of one key that measure different
-    quantities are never pooled.
+    with (up to :data:`RENAMED`): rows of one key that measure different quantities
+    are never pooled (nor rows whose summaries name different ``definition`` s).
     """
     bands = published.bands()
     by_label = dict(zip(bands["quantity"], bands["claim"], strict=True))
