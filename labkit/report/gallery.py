@@ -1,32 +1,26 @@
 """The cross-host gallery: bundles side by side, per claim, and what differs between hosts.
 
-The same kernel and code gave R2's time saved 2.9% (*reproduced*) on two Intel
-Xeon guests and 1.3% (*differs*) on an AMD EPYC guest, and R1's ns per page the
-other way round.  A verdict is about a host in a session; a verdict that
-changes with the host is a finding.  :func:`compare` takes result bundles
-(:mod:`labkit.report.bundle`) and gives, per claim:
+The same kernel and code gave R2's time saved 2.9% (*reproduced*) on an Intel Xeon
+guest and 1.3% (*differs*) on an AMD EPYC guest: a verdict is about a host in a
+session, and one that changes with the host is a finding.  :func:`compare` takes
+result bundles (:mod:`labkit.report.bundle`) and gives, per claim:
 
 * each host's estimate, interval and verdict;
 * a **pooled** interval over hosts (random effects,
-  :func:`labkit.measure.sessions.random_effects`: it describes the population
-  of hosts, and its width includes the spread between them), the number of
-  hosts it pools, and its verdict against the claim's band, where pooling makes
-  sense: a *timed* quantity measured on two or more hosts with an interval in
-  the same unit, none of them *not comparable*, every row measuring the same
-  quantity (the same label, up to :data:`RENAMED`);
+  :func:`labkit.measure.sessions.random_effects`: its width includes the spread
+  between hosts), how many hosts it pools and its verdict, only for a *timed*
+  quantity measured on two or more hosts in one unit, none *not comparable*, every
+  row measuring the same quantity (the same label up to :data:`RENAMED`);
 * never a pooled interval for a **clock-free count** (callgrind instructions,
-  :func:`is_count`): a count depends on labkit's code, not on the host, so
-  counts that differ between bundles say the code changed between their
-  versions (a finding naming the commits), and equal counts are simply equal;
+  :func:`is_count`): counts depend on labkit's code, not on the host; counts that
+  differ between bundles are a finding naming the code versions;
 * a **finding** wherever the hosts disagree (different decided verdicts, or
-  intervals that do not overlap), naming what differs between the hosts: the
-  CPU (family, model, stepping, microcode), the kernel, the code version, then
-  the rest of :func:`labkit.measure.host.differences`.
+  intervals that do not overlap), naming what differs: the CPU, the kernel, the
+  code version, then the rest of :func:`labkit.measure.host.differences`.
 
-:func:`format_comparison` prints it, :func:`plot` draws it (one panel per claim:
-each host's interval, the band, the pooled interval; :mod:`labkit.report.gallery_plot`).
-``labkit compare BUNDLE...`` is the command; ``labkit compare`` with no bundle compares the
-gallery, ``data/gallery/``.
+:func:`format_comparison` prints it, :func:`plot` draws it
+(:mod:`labkit.report.gallery_plot`).  ``labkit compare BUNDLE...`` is the command;
+with no bundle it compares the gallery, ``data/gallery/``.
 """
 
 from __future__ import annotations
