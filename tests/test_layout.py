@@ -94,7 +94,6 @@ UNEXPLAINED_IMPORTS: dict[str, int] = {
     "labkit/kernelsrc/reconcile.py": 2,
     "labkit/models/ubuf.py": 1,
     "labkit/report/bundle.py": 2,
-    "labkit/report/gallery.py": 5,
     "labkit/report/reproduce.py": 4,
     "labkit/report/scope.py": 2,
 }
