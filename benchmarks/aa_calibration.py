@@ -14,7 +14,11 @@ per call in at most 60 s).
 
 Usage: ``python benchmarks/aa_calibration.py [--blocks 20] [--runs 6] [--repeats 60]
 [--iters 1000] [--csv OUT]``, or ``--bundle DIR`` to tally the A/A of every run of a
-reproduction's bundle (R2's loop and R1's head/tail) without measuring.  With the
+reproduction's bundle (R2's loop, R1's head/tail, R3's io_uring peak loop) without
+measuring, or ``--reproduction OUT`` for the rows a ``labkit reproduce`` measuring phase
+stored (quick mode too).  A run is a (session, run) pair; the interval "over all runs"
+is :func:`labkit.measure.calibration.aa`, the definition the summary rows use (several
+sessions pooled with the session on top).  With the
 defaults a block measures about 7-10 s on a 2-core VM, so 20 blocks take 3-4 minutes.
 """
 
@@ -45,9 +49,16 @@ def main() -> int:
         help="measure nothing: tally the A/A of every run in a result bundle's samples "
         "(R2's loop, ubuf-live-syscalls; R1's head/tail, live-fixed-head-tail)",
     )
+    ap.add_argument(
+        "--reproduction",
+        help="measure nothing: tally the A/A of every run a reproduction's measuring phase "
+        "stored (<out>/measured; R2's loop, R1's head/tail, R3's peak loop)",
+    )
     cfg = ap.parse_args()
     if cfg.bundle:
         return from_bundle(cfg.bundle)
+    if cfg.reproduction:
+        return from_reproduction(cfg.reproduction)
     rows, found = [], []
     for k in range(1, cfg.blocks + 1):
         t0 = time.monotonic()
@@ -93,31 +104,72 @@ def main() -> int:
     return 0
 
 
+#: The A/A twins of the live experiments: (bundle samples, stored experiment id, variant, twin).
+TWINS = (
+    ("ubuf-live-syscalls", "R2.live_ab", "readv1", aa_twin("readv1")),
+    ("live-fixed-head-tail", "R1.live_fixed", "head", aa_twin("head")),
+    ("ubuf-live-uring-peak", "R3.live_peak", "readv1@32", aa_twin("readv1") + "@32"),
+)
+
+
+def tally_rows(name: str, df: pd.DataFrame, variant: str, twin: str) -> list:
+    """Print and return the A/A intervals of every run of ``df`` (a run is a (session,
+    run) pair); the line also gives the one interval over all of them
+    (:func:`labkit.measure.calibration.aa`: sessions pooled, the summary's definition)."""
+    if "target" in df.columns:
+        df = df[df["target"] == "zero"]
+    if twin not in set(df["variant"]):
+        print(f"{name}: no A/A twin measured (rows from before the twins)")
+        return []
+    runs = calibration.aa_by_run(df, variant, twin=twin)
+    t = calibration.tally(runs)
+    n_sessions = df["session"].nunique() if "session" in df.columns else 1
+    print(
+        f"{name}: {t['covered']} of {t['total']} runs' A/A intervals cover 0; resolving power "
+        f"per run {t['resolving_power'][variant]:.3g} ns (median); over all runs "
+        f"({n_sessions} session(s)): {calibration.aa(df, variant, twin=twin).sentence()}"
+    )
+    return runs
+
+
 def from_bundle(path: str) -> int:
     """The A/A intervals of every run in a bundle, per experiment, and their coverage of 0."""
     from labkit.report import bundle
 
     b = bundle.load(path)
     found = []
-    for exp, variant in (("ubuf-live-syscalls", "readv1"), ("live-fixed-head-tail", "head")):
+    for exp, _, variant, twin in TWINS:
         try:
             df = b.samples(exp)
         except KeyError:
             print(f"{exp}: not in the bundle")
             continue
-        if "target" in df.columns:
-            df = df[df["target"] == "zero"]
-        if aa_twin(variant) not in set(df["variant"]):
-            print(f"{exp}: no A/A twin measured (a bundle from before the twins)")
+        found += tally_rows(exp, df, variant, twin)
+    return _total(found)
+
+
+def from_reproduction(path: str) -> int:
+    """The same, over the rows a reproduction's measuring phase stored (``<out>/measured``,
+    any mode: quick runs have no samples in their bundle)."""
+    import json
+    from pathlib import Path
+
+    from labkit.claims import stored
+
+    index = json.loads((Path(path) / "measured" / "index.json").read_text())
+    found = []
+    for _, exp_id, variant, twin in TWINS:
+        hits = [e for e in index["entries"] if e["experiment"] == exp_id]
+        if not hits:
+            print(f"{exp_id}: not measured there")
             continue
-        runs = calibration.aa_by_run(df, variant)
-        found += runs
-        t = calibration.tally(runs)
-        print(
-            f"{exp}: {t['covered']} of {t['total']} runs' A/A intervals cover 0; "
-            f"resolving power per run {t['resolving_power'][variant]:.3g} ns (median); "
-            f"over all runs: {calibration.aa(df, variant).sentence()}"
-        )
+        st = stored.load(exp_id, hits[0]["key"], bool(index["quick"]), out=path)
+        assert st is not None
+        found += tally_rows(exp_id, st.data, variant, twin)
+    return _total(found)
+
+
+def _total(found: list) -> int:
     if found:
         t = calibration.tally(found)
         print(f"all: {t['covered']} of {t['total']} ({100 * t['share']:.0f}%) cover 0")

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import sys
 
+from labkit.experiments import callgrind
 from labkit.kernelsrc.counts import kernel_counts
 from labkit.kernelsrc.seek import measure_seek
+from labkit.measure import results
 
 
 def main() -> int:
@@ -23,6 +25,12 @@ def main() -> int:
     per_page = counts[counts["call"] == "advance/page"].set_index(["era", "opt"])["instructions"]
     ns["instructions_per_page"] = [per_page.get((r.era, r.opt)) for r in ns.itertuples()]
     print(ns.to_string(index=False))
+    runs = results.runs("ubuf-callgrind")
+    if runs:
+        cg, _ = results.load_run(runs[-1])
+        walk = callgrind.evidence(cg)["r1_walk_per_page"]
+        name = runs[-1].name
+        print(f"model walk-2019: {walk:g} instructions per skipped page (callgrind, {name})")
     return 0
 
 

@@ -65,10 +65,15 @@ def spin_others(cpu: int) -> list[subprocess.Popen]:
     return procs
 
 
-def reproduce(out: Path, quick: bool) -> tuple[int, float]:
-    """``labkit reproduce --force`` into ``out``: exit status and wall seconds."""
+def reproduce(
+    out: Path, quick: bool, sessions: int | None = None, pause: float = 0.0
+) -> tuple[int, float]:
+    """``labkit reproduce --force`` into ``out`` (``--sessions``: its measuring phase that
+    many times, ``pause`` seconds apart): exit status and wall seconds."""
     cmd = [sys.executable, "-c", "import sys; from labkit.cli import main; sys.exit(main())"]
     cmd += ["reproduce", "--force", "--no-progress", "--out", str(out)]
+    if sessions is not None:  # else labkit reproduce's default for the mode
+        cmd += ["--sessions", str(sessions), "--pause", str(pause)]
     if quick:
         cmd.append("--quick")
     t0 = time.monotonic()
@@ -97,6 +102,21 @@ def main() -> int:
     )
     ap.add_argument("--gallery", action="store_true", help="add every bundle of data/gallery")
     ap.add_argument("--pause", type=float, default=0.0, help="seconds between reproductions")
+    ap.add_argument(
+        "--sessions",
+        type=int,
+        default=None,
+        help="sessions per reproduction (labkit reproduce --sessions N, --pause apart): "
+        "the sessions of each are judged one by one and compared, beside their pooled verdict",
+    )
+    ap.add_argument(
+        "--reproduction",
+        type=Path,
+        action="append",
+        default=[],
+        help="a reproduction folder measured before (its measured/): its sessions compared, "
+        "nothing run (repeatable)",
+    )
     cfg = ap.parse_args()
     out = cfg.out or Path(tempfile.mkdtemp(prefix="labkit-stability-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -113,7 +133,7 @@ def main() -> int:
             if i > 1 and cfg.pause > 0:
                 time.sleep(cfg.pause)
             folder = out / f"run-{i}"
-            rc, secs = reproduce(folder, cfg.quick)
+            rc, secs = reproduce(folder, cfg.quick, cfg.sessions, cfg.pause)
             times.append({"run": i, "seconds": round(secs, 1), "exit": rc, "load": cfg.load})
             print(f"run {i}: exit {rc} in {secs:.0f} s ({folder})", file=sys.stderr, flush=True)
             if rc != 0:
@@ -121,13 +141,19 @@ def main() -> int:
                 return 2
             names.append(f"run {i}" + (" (load)" if cfg.load else ""))
             tables.append(pd.read_csv(folder / "summary.csv"))
-            if (folder / "bundle" / "manifest.json").is_file():
+            sessions = bundle.json_sessions(folder)
+            if sessions > 1:  # its sessions are compared; its bundle joins other hosts only
+                cfg.reproduction.append(folder)
+            if (folder / "bundle" / "manifest.json").is_file() and (sessions == 1 or cfg.gallery):
                 cfg.bundle.append(folder / "bundle")
     finally:
         for p in load:
             p.kill()
             p.wait()
     pd.DataFrame(times).to_csv(out / "times.csv", index=False)
+    flipped = sum(sessions_report(f, out, cfg.markdown) for f in cfg.reproduction)
+    if cfg.reproduction and not cfg.bundle and not cfg.gallery:
+        return 1 if flipped else 0
     found = [bundle.load(p) for p in cfg.bundle]
     if cfg.gallery:
         found += [bundle.load(p) for p in bundle.gallery_bundles()]
@@ -141,6 +167,33 @@ def main() -> int:
     print(stability.format_comparison(tab, markdown=cfg.markdown))
     print(f"\nwritten: {out / 'verdicts.csv'}, {out / 'times.csv'}", file=sys.stderr)
     return 1 if stability.counts(tab)["flipped"] else 0
+
+
+def sessions_report(folder: Path, out: Path, markdown: bool) -> int:
+    """The sessions of one reproduction's measuring phase, each judged alone, and their
+    pooled verdict, per claim (:func:`labkit.claims.schedule.session_summaries`); writes
+    ``<out>/sessions-<folder name>.csv`` and returns the number of flips between sessions."""
+    import json
+
+    from labkit.claims import schedule
+    from labkit.report.scope import fingerprint
+
+    index = json.loads((folder / "measured" / "index.json").read_text())
+    tabs = schedule.session_summaries(folder, bool(index["quick"]))
+    sessions = [k for k in tabs if k != "pooled"]
+    print(f"## {fingerprint()}: {folder} ({len(sessions)} sessions)\n")
+    if len(sessions) < 2:
+        print("one session only: nothing to compare within this host\n")
+        return 0
+    names = [f"session {k}" for k in range(1, len(sessions) + 1)] + ["pooled"]
+    tab = stability.compare([tabs[k] for k in sessions] + [tabs["pooled"]], names)
+    tab.to_csv(out / f"sessions-{folder.name}.csv", index=False)
+    print(stability.format_comparison(tab, markdown=markdown))
+    within = stability.compare([tabs[k] for k in sessions], names[:-1])
+    c = stability.counts(within)
+    pooled = tabs["pooled"]["verdict"].value_counts().to_dict()
+    print(f"\nbetween sessions: {c}; pooled verdicts: {pooled}\n")
+    return int(c["flipped"])
 
 
 def hosts_report(found: list, out: Path, markdown: bool) -> int:

@@ -437,17 +437,4 @@ class FolderLock:
         self.release()
 
 
-__all__ = [
-    "FolderLock",
-    "FolderLocked",
-    "LinkRefused",
-    "atomic_write",
-    "make_dirs",
-    "open_dir",
-    "open_file",
-    "read_regular",
-    "remove",
-    "rename_within",
-    "same_or_inside",
-    "under",
-]
+__all__: list[str] = []  # internal: safe file writes for labkit's own modules

@@ -69,4 +69,7 @@ def time_budget_of(seconds: float) -> AbstractContextManager[float]:
     return config.temporarily(set_time_budget, seconds)
 
 
-__all__ = ["apply_setting", "set_time_budget", "time_budget", "time_budget_of"]
+__all__ = [
+    "apply_setting",
+    "set_time_budget",
+]

@@ -246,7 +246,6 @@ def temporarily(setter: Callable[[T], T], value: T) -> Iterator[T]:
 
 __all__ = [
     "RESOURCES",
-    "SETTINGS",
     "checkout",
     "data_dir",
     "quick_mode",

@@ -305,21 +305,12 @@ def _band_of(sel: pd.DataFrame) -> Band | None:
 
 
 __all__ = [
-    "BAND_COLUMNS",
     "GIB_PAGES",
-    "RESULTS",
     "Band",
     "band",
     "bands",
     "claim_band",
-    "bands_path",
-    "figures",
-    "SOURCE_COLUMNS",
     "load",
-    "load_all",
-    "load_raw",
-    "path",
-    "published_dir",
     "r1_figures",
     "r2_figures",
     "r3_figures",

@@ -16,7 +16,7 @@ def _summary(rows):
     return pd.DataFrame(rows, columns=[*COLS, "verdict"])
 
 
-def _env(model_name, family, model, tsa="Not affected"):
+def _env(model_name, family, model, tsa="Not affected", commit="abc", kernel="6.18.44"):
     host = {
         "vendor": "GenuineIntel" if "Xeon" in model_name else "AuthenticAMD",
         "family": family,
@@ -28,7 +28,9 @@ def _env(model_name, family, model, tsa="Not affected"):
         "vulnerabilities": {"tsa": tsa},
     }
     return {
-        "git_commit": "abc",
+        "git_commit": commit,
+        "git_dirty": False,
+        "kernel_release": kernel,
         "labkit_version": "0.1.0",
         "date": "2026-12-03T10:00:00+00:00",
         "quick_mode": False,
@@ -64,7 +66,7 @@ def _two(tmp_path):
     b = bundle.write(
         tmp_path / "b",
         summary=epyc,
-        environment=_env("AMD EPYC", 25, 1, "Vulnerable: No microcode"),
+        environment=_env("AMD EPYC", 25, 1, "Vulnerable: No microcode", kernel="6.18.45"),
         source="test",
     )
     return a, b
@@ -110,19 +112,26 @@ def test_compare_pools_and_states_findings(tmp_path):
     c = gallery.compare([bundle.load(a), bundle.load(b)])
     t = c.table.set_index(["result", "quantity"])
     r2 = t.loc[("R2", "time saved")]
-    assert r2["xeon: verdict"] == "reproduced"
+    assert r2["xeon: verdict"] == "reproduced" and r2["kind"] == "timed"
     assert math.isfinite(r2["pooled"]) and r2["pooled_low"] < 1.3 and r2["pooled_high"] > 2.9
+    assert r2["pooled_hosts"] == 2
     r3 = t.loc[("R3", "gain")]
     assert r3["not_pooled"] == "not comparable on some host" and math.isnan(r3["pooled"])
     # the verdict that changes with the host is a finding naming what differs
-    f = [x for x in c.findings if x.startswith("R2 time saved")]
+    f = [x for x in c.findings if x.startswith("R2: time saved")]
     assert f and "the verdict changes with the host" in f[0]
-    assert "family: 6 vs 25" in f[0] and "tsa:" in f[0]
+    # the CPU first, then the kernel; the vulnerabilities after
+    assert "family: 6 vs 25" in f[0] and "kernel: 6.18.44 vs 6.18.45" in f[0]
+    assert "Host 1 (reproduced) and host 2 (differs) differ in vendor: GenuineIntel vs" in f[0]
+    assert f[0].index("family:") < f[0].index("kernel:") < f[0].index("mitigation state of tsa")
+    assert "code:" not in f[0]  # the same code on both
     # the same verdict with overlapping intervals is no finding
-    assert not [x for x in c.findings if x.startswith("R1 ns per page")]
+    assert not [x for x in c.findings if x.startswith("R1: ns per page")]
     text = gallery.format_comparison(c)
-    assert "findings (" in text and "pooled over hosts" in text
-    assert "| R2 | time saved |" in gallery.format_comparison(c, markdown=True)
+    assert "findings (" in text and "over 2 hosts (random effects" in text
+    assert "kernel 6.18.45; code abc" in text  # each host with its kernel and code
+    md = gallery.format_comparison(c, markdown=True)
+    assert "| R2: time saved | time saved | [2.5, 3.5] | reproduced: 2.9 [2.5, 3.3]%" in md
     fig = gallery.plot(c)
     assert len([ax for ax in fig.axes if ax.get_visible()]) == 3
     with pytest.raises(ValueError):
@@ -181,3 +190,151 @@ def test_old_summaries_are_keyed_by_claim_and_judged_by_todays_bands():
     r1 = n.loc["R1.tail_over_head"]
     assert r1["recorded_verdict"] == "differs" and r1["verdict"] == "reproduced"  # tail = head
     assert n.loc["R3.ubuf_gain", "verdict"] == "not comparable"  # 24 drives vs /dev/zero
+
+
+def _counts(tmp_path, values, commits, labels=None):
+    """Bundles of one clock-free count row (R2.instr_saved) and one timed row each."""
+    out = []
+    for k, (v, commit) in enumerate(zip(values, commits, strict=True)):
+        label = (labels or {}).get(
+            k, "model: instructions saved per readv(1) call, 6.3 -> 6.4 (callgrind)"
+        )
+        summary = pd.DataFrame(
+            [
+                ("R2.instr_saved", "R2", label, "instructions", v, v, v, 1.0, math.inf,
+                 "reproduced", "callgrind instruction count (no clock: exact)"),
+                ("R2.saved_ns", "R2", "readv(1) as UBUF: ns saved per call", "ns", 5.0 + k,
+                 4.0 + k, 6.0 + k, 4.5875, 6.4225, "reproduced", "percentile bootstrap"),
+            ],
+            columns=["claim", *COLS, "verdict", "method"],
+        )  # fmt: skip
+        env = _env("AMD EPYC", 25, k + 1, commit=commit)
+        out.append(
+            bundle.load(
+                bundle.write(tmp_path / f"b{k}", summary=summary, environment=env, source="t")
+            )
+        )
+    return out
+
+
+def test_counts_that_differ_are_a_code_change_not_pooled(tmp_path):
+    bs = _counts(tmp_path, [92.0, 92.0, 60.0], ["aaaaaaa1", "aaaaaaa1", "bbbbbbb2"])
+    c = gallery.compare(bs)
+    t = c.table.set_index("claim")
+    row = t.loc["R2.instr_saved"]
+    assert row["kind"] == "count" and math.isnan(row.get("pooled", math.nan))
+    assert "differs between code versions (aaaaaaa, bbbbbbb)" in row["not_pooled"]
+    f = [x for x in c.findings if x.startswith("R2.instr_saved")]
+    assert len(f) == 1 and "the code changed between these versions" in f[0]
+    assert "92 (code aaaaaaa on" in f[0] and "60 (code bbbbbbb on" in f[0]
+    # timed rows still pool, over 3 hosts
+    assert t.loc["R2.saved_ns", "pooled_hosts"] == 3
+    # count rows come after the timed rows of their result, and carry their code version
+    assert list(c.table["claim"]) == ["R2.saved_ns", "R2.instr_saved"]
+    assert "(code bbbbbbb)" in gallery.format_comparison(c)
+
+
+def test_equal_counts_are_no_finding_and_not_pooled(tmp_path):
+    c = gallery.compare(_counts(tmp_path, [48.0, 48.0], ["aaaaaaa1", "bbbbbbb2"]))
+    row = c.table.set_index("claim").loc["R2.instr_saved"]
+    assert "48 on every host" in row["not_pooled"] and math.isnan(row.get("pooled", math.nan))
+    assert not [x for x in c.findings if x.startswith("R2.instr_saved")]
+
+
+def test_counts_that_differ_on_the_same_code_are_said_so(tmp_path):
+    c = gallery.compare(_counts(tmp_path, [48.0, 47.0], ["aaaaaaa1", "aaaaaaa1"]))
+    f = [x for x in c.findings if x.startswith("R2.instr_saved")]
+    assert len(f) == 1 and "same code" in f[0]
+
+
+def test_rows_of_different_quantities_under_one_id_are_not_pooled(tmp_path):
+    other = {1: "model: instructions saved per readv(1) call, something else (callgrind)"}
+    c = gallery.compare(_counts(tmp_path, [92.0, 92.0], ["a", "a"], labels=other))
+    row = c.table.set_index("claim").loc["R2.instr_saved"]
+    assert row["not_pooled"] == "the hosts' rows measure different quantities under this id"
+    f = [x for x in c.findings if x.startswith("R2.instr_saved")]
+    assert len(f) == 1 and "something else" in f[0] and "not compared" in f[0]
+
+
+def test_renamed_labels_measure_the_same_quantity():
+    old = pd.DataFrame(
+        [("R1", "after the fix: tail / head", "x", 1.0, 0.99, 1.01, 0.9, 1.1, "reproduced")],
+        columns=[*COLS, "verdict"],
+    )
+    n = gallery.normalised(old).set_index("key")
+    from labkit import published
+
+    assert (
+        n.loc["R1.tail_over_head", "measures"] == published.claim_band("R1.tail_over_head").quantity
+    )
+
+
+def test_short_titles_wrap_at_words_and_log_axes():
+    from labkit.report import gallery_plot as gp
+
+    q = (
+        "published after-fix tail / head (1,377 / 10,135 ns) against the live "
+        "READ_FIXED tail / head"
+    )
+    title = gp.short_title("R1.published_tail_over_head", q)
+    lines = title.split("\n")
+    assert lines[0] == "R1.published_tail_over_head" and len(lines) <= 1 + gp.TITLE_LINES
+    assert all(len(x) <= gp.TITLE_WIDTH + 4 for x in lines[1:])
+    words = set(q.split())
+    assert all(w in words for x in lines[1:] for w in x.replace(" ...", "").split())
+    t = gp.short_title("R2.instr_saved", "model: instructions saved per call (callgrind)")
+    assert t == "R2.instr_saved [model]\ninstructions saved per call"
+    assert gp.use_log([1.0, 100.0]) and not gp.use_log([1.0, 10.0])
+    assert not gp.use_log([-1.0, 100.0])
+
+
+def test_plot_is_readable(tmp_path):
+    """Titles whole, x labels with units, the legend above the panels, counts without
+    intervals, a pooled interval wider than the axis said in the panel."""
+    from labkit.report import gallery_plot as gp
+
+    bs = _counts(tmp_path, [92.0, 60.0], ["aaaaaaa1", "bbbbbbb2"])
+    c = gallery.compare(bs)
+    fig = gallery.plot(c)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 2
+    by_title = {ax.get_title(loc="left").split("\n")[0]: ax for ax in axes}
+    timed, count = by_title["R2.saved_ns"], by_title["R2.instr_saved [model]"]
+    assert timed.get_xlabel() == gp.UNIT_LABELS["ns"]
+    assert count.get_xlabel() == gp.UNIT_LABELS["instructions"]
+    assert not count.containers  # no error bars on a count
+    texts = " ".join(t.get_text() for t in count.texts)
+    assert "code aaaaaaa" in texts and "code changed, not pooled" in texts
+    assert "band: at least 1" in texts
+    # two hosts: the pooled interval (t with 1 df) is wider than the axis, and says so
+    wide = " ".join(t.get_text() for t in timed.texts)
+    lo, hi = timed.get_xlim()
+    row = c.table.set_index("claim").loc["R2.saved_ns"]
+    if row["pooled_low"] < lo or row["pooled_high"] > hi:
+        assert "pooled interval wider than the axis" in wide
+    assert "2 hosts" in wide
+    fig.canvas.draw()
+    legend_bottom = fig.legends[0].get_window_extent().y0
+    assert all(ax.get_tightbbox().y1 <= legend_bottom + 1 for ax in axes)
+
+
+def test_rows_with_different_definitions_are_not_pooled(tmp_path):
+    """A summary that names each row's definition (raw or corrected): not pooled across."""
+    bs = []
+    for k, definition in enumerate(["raw", "corrected for the proxy", None]):
+        summary = _summary(
+            [("R2", "time saved", "%", 2.0 + k, 1.5 + k, 2.5 + k, 2.5, 3.5, "inconclusive")]
+        )
+        if definition:
+            summary["definition"] = definition
+        env = _env("AMD EPYC", 25, k + 1)
+        bs.append(bundle.load(bundle.write(tmp_path / f"d{k}", summary=summary, environment=env,
+                                           source="t")))  # fmt: skip
+    c = gallery.compare(bs)
+    row = c.table.set_index("claim").loc["R2: time saved"]
+    assert row["not_pooled"] == "the hosts' rows measure different quantities under this id"
+    f = [x for x in c.findings if x.startswith("R2: time saved")]
+    assert f and "[corrected for the proxy]" in f[0] and "[definition not recorded]" in f[0]
+    # one definition beside a summary that names none pools (unknown is not different)
+    c = gallery.compare([bs[0], bs[2]])
+    assert c.table.set_index("claim").loc["R2: time saved", "pooled_hosts"] == 2

@@ -163,14 +163,16 @@ def test_pool_summaries_over_sessions():
 
 
 def test_reproduce_sessions_end_to_end(tmp_path, capsys):
-    """labkit reproduce --sessions 2: two sessions, one pooled summary with its scope, and a
-    bundle that says 2 sessions (a one-cell notebook stands in for the real ones)."""
-    import json
+    """labkit reproduce --sessions 2: the measuring phase runs twice, the notebook reads its
+    rows instead of measuring, and the claim's row is pooled over the 2 sessions with its
+    scope; the bundle says 2 sessions.  (A small notebook and one model experiment stand in
+    for the real ones, quick mode, 2 runs a session.)"""
+    import functools
 
     import nbformat
 
-    from labkit import cli
-    from labkit.report import bundle
+    from labkit.claims import r1, schedule
+    from labkit.report import bundle, reproduce_cli
 
     nbs = tmp_path / "nbs"
     nbs.mkdir()
@@ -183,26 +185,41 @@ def test_reproduce_sessions_end_to_end(tmp_path, capsys):
     params = nbformat.v4.new_code_cell("QUICK = None")
     params.metadata["tags"] = ["parameters"]
     cell = (
-        "import random\n"
-        "from labkit import report\n"
-        "from labkit.measure.resampling import Estimate\n"
-        "x = 2.9 + random.uniform(-0.3, 0.3)\n"
-        "e = Estimate('share', x, x - 0.2, x + 0.2, 0.95, 'test', 6, 10, 0.05, 0.1)\n"
-        "report.record('R2', 'readv(1) as UBUF: time saved per call', measured=e, "
-        "reason='a test row')"
+        "from labkit import claims\n"
+        "claims.start(QUICK)\n"
+        "out = claims.run('R1.ns_per_page')\n"
+        "print('STOPPED', out.measured.stopped())\n"
+        "print('SESSIONS', out.measured.n_sessions, out.estimate.n_sessions)"
     )
     nb.cells = [params, nbformat.v4.new_code_cell(cell)]
     nbformat.write(nb, nbs / "01-one.ipynb")
     out = tmp_path / "out"
-    argv = ["reproduce", "--quick", "--sessions", "2", "--pause", "0", "--no-progress"]
-    rc = cli.main([*argv, "--notebooks", str(nbs), "--out", str(out)])
+    plan = [(r1.SEEK, r1.SEEK.params.for_mode(True))]
+    rc = reproduce_cli.main(
+        measure=functools.partial(schedule.phase, plan=plan),
+        quick=True,
+        out=str(out),
+        notebooks=str(nbs),
+        progress=False,
+        sessions=2,
+        pause=0.0,
+    )
     text = capsys.readouterr().out
     assert rc == 0, text
-    assert "pooled over 2 sessions" in text
-    table = pd.read_csv(out / "summary.csv")
-    row = table.iloc[0]
-    assert row["n_sessions"] == 2 and row["scope"].startswith("on ")
-    assert "over 2 sessions" in row["scope"] and "pooled over 2 sessions" in row["reason"]
-    assert (out / "sessions" / "1" / "summary.csv").is_file()
-    assert json.loads((out / ".state" / "sessions.json").read_text())["sessions"] == 2
+    assert "the measuring phase took" in text
+    executed = (out / "notebooks" / "01-one.ipynb").read_text()
+    assert "STOPPED session 1: 2 runs; session 2: 2 runs" in executed  # read, not measured
+    assert "SESSIONS 2 2" in executed
+    row = pd.read_csv(out / "summary.csv").set_index("claim").loc["R1.ns_per_page"]
+    assert row["scope"].endswith("over 2 sessions (noise: the SD between sessions)")
+    assert row["noise"] > 0  # the between-session SD, beside the figure
+    assert row["n_runs"] == 4
     assert bundle.load(out / "bundle").manifest["sessions"] == 2
+
+
+def test_reproduce_refuses_sessions_without_a_measuring_phase(capsys):
+    from labkit.report import reproduce_cli
+
+    assert reproduce_cli.main(quick=True, sessions=2) == 2
+    assert "--sessions needs the measuring phase" in capsys.readouterr().err
+    assert reproduce_cli.main(measure=print, quick=True, sessions=0) == 2

@@ -115,4 +115,4 @@ def ids(result: str | None = None) -> list[str]:
     return sorted(keys, key=lambda k: int(k.split(".")[0][1:]))
 
 
-__all__ = ["Claim", "Experiment", "get", "ids", "register"]
+__all__: list[str] = []  # internal: re-exported by labkit.claims

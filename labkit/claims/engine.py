@@ -13,11 +13,12 @@ its summary row is written, keyed by the claim's id.
 A :class:`Session` holds what one reproduction measured: an experiment is
 measured once per (experiment, parameters) and shared by every claim that
 reads it, whichever claim asked first.  Rows carry ``session`` and ``run``
-columns.  The seams for what comes later: :meth:`Session.plan` lists the
-measurements a set of claims needs before any runs, so a scheduler can
-interleave the runs of different experiments instead of running them back
-to back; and a level above runs (several sessions of one claim) is a list of
-sessions whose rows are told apart by ``session``.
+columns.  Under ``labkit reproduce`` the experiments were measured before
+the notebooks ran, their runs interleaved and the measuring repeated once per
+session (:mod:`labkit.claims.schedule`); a session then reads those rows
+(:mod:`labkit.claims.stored`) instead of measuring.  Rows of several sessions
+give each claim one interval with the session as the top level
+(:meth:`Measured.estimate`).
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ from typing import Any
 import pandas as pd
 
 from labkit import published
+from labkit.claims import stored
 from labkit.claims.claim import Claim, Experiment, get
 from labkit.config import quick_mode
 from labkit.experiments.params import Params
 from labkit.measure import sequential
 from labkit.measure.resampling import DEFAULT_CONFIDENCE, Estimate
+from labkit.measure.sessions import SESSION_COLUMN, over_sessions
 from labkit.report import summary
 
 
@@ -50,17 +53,43 @@ class Measured:
     confidence: float  #: the confidence the runs were decided on (per look)
     sequential: sequential.Sequential | None  #: the looks, when a claim decided the runs
     why_not: str = ""  #: non-empty when the experiment could not run here
+    #: how the runs stopped, set only for rows read from a reproduction's measuring phase
+    note: str = ""
 
     @property
     def n_runs(self) -> int:
-        """Independent runs measured."""
-        return 0 if self.data.empty else int(self.data["run"].nunique())
+        """Independent runs measured (over every session)."""
+        return 0 if self.data.empty else len(self.data[["run", *self._by()]].drop_duplicates())
+
+    @property
+    def n_sessions(self) -> int:
+        """Sessions the rows come from (1 for rows without a ``session`` column)."""
+        by = self._by()
+        return 1 if self.data.empty or not by else int(self.data[by[0]].nunique())
+
+    def _by(self) -> list[str]:
+        return [SESSION_COLUMN] if SESSION_COLUMN in self.data.columns else []
+
+    def estimate(self, claim: Claim) -> Estimate | None:
+        """``claim``'s estimate from these rows: with one session, at the confidence the
+        runs were decided on; over several, each session's estimate at the overall
+        confidence pooled with the session as the top level
+        (:func:`labkit.measure.sessions.over_sessions`: one analysis over sessions, the
+        looks within each only decided when to stop adding runs to it)."""
+        if self.why_not:
+            return None
+        if self.n_sessions > 1:
+            pooled, _ = over_sessions(self.data, lambda d: claim.estimate(d, DEFAULT_CONFIDENCE))
+            return pooled
+        return claim.estimate(self.data, self.confidence)
 
     def stopped(self) -> str:
         """One line: runs, seconds and why the runs stopped."""
         s = self.sequential
         if self.why_not:
             return f"not measured: {self.why_not}"
+        if self.note:
+            return self.note
         if s is None:
             return f"{self.n_runs} runs"
         return f"{s.n_runs} runs in {s.seconds:.0f} s (stopped: {s.stopped})"
@@ -136,10 +165,17 @@ class Session:
             self._measured[key] = self._measure(experiment, p)
         return self._measured[key]
 
+    def put(self, measured: Measured) -> None:
+        """Take ``measured`` as this session's rows of its (experiment, parameters)."""
+        self._measured[(measured.experiment.id, measured.params.key())] = measured
+
     def _measure(self, exp: Experiment, p: Params) -> Measured:
         why = exp.unavailable(p) if exp.unavailable is not None else ""
         if why:
             return Measured(exp, p, pd.DataFrame(), DEFAULT_CONFIDENCE, None, why)
+        done = stored.load(exp.id, p.key(), self.quick)  # by labkit reproduce's measuring phase
+        if done is not None:
+            return Measured(exp, p, done.data, done.confidence, None, note=done.note)
         budget = exp.budget(self.quick)
         seq = None
         if exp.decided_by is None:
@@ -163,7 +199,7 @@ class Session:
         if out is None:
             claim = get(claim_id)
             m = self.measure(claim.experiment)
-            est = None if m.why_not else claim.estimate(m.data, m.confidence)
+            est = m.estimate(claim)
             out = Outcome(claim, self, m, est)
             self._outcomes[claim_id] = out
         if record and not out.row:

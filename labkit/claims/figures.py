@@ -9,6 +9,7 @@ first if need be), saved with :func:`labkit.report.savefig` under its name
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -62,8 +63,6 @@ def _let_ipython_draw() -> None:
     backend has registered its formatter, which happens when the backend is first loaded (by
     pyplot); these figures are made without pyplot, so load it here.  Elsewhere (another
     backend, no kernel) the import changes nothing."""
-    import sys
-
     if "ipykernel" in sys.modules:
         import matplotlib_inline.backend_inline  # noqa: F401
 
@@ -247,14 +246,10 @@ def folio_tail(s: Session) -> Figure:
 
 
 __all__ = [
-    "FIGURES",
     "by_size",
-    "drawn",
-    "figure",
     "fixed_cost",
     "folio_table",
     "head_tail_ratios",
     "seek_table",
-    "skipped",
     "submissions",
 ]

@@ -306,8 +306,6 @@ def meaning(s: Session) -> dict[str, object]:
 
 
 __all__ = [
-    "OP_LABEL",
-    "PATH_LABEL",
     "fixed_cost_ns",
     "head_tail",
     "in_one_table",

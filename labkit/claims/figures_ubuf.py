@@ -359,12 +359,9 @@ def reconciliation(s: Session) -> pd.DataFrame:
 
 
 __all__ = [
-    "LIVE_GAINS",
-    "by_run",
     "by_run_text",
     "deferral_savings",
     "instructions_text",
-    "live_gains",
     "live_medians",
     "model_savings",
     "reconciliation",

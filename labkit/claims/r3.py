@@ -27,11 +27,14 @@ from labkit.claims.r2 import (
 )
 from labkit.experiments import live_kernel, ubuf_import
 from labkit.experiments.params import Params
-from labkit.measure import stats
+from labkit.live.variants import aa_twin
+from labkit.measure import calibration, stats
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import Budget
 
 OPS = ("read", "readv1", "readv_empty")
+#: The peak A/B's loop: OPS and READV(1)'s A/A twin (the same request as a fourth op).
+PEAK_OPS = (*OPS, aa_twin("readv1"))
 
 
 def uring_unavailable(p: Params) -> str:
@@ -57,11 +60,11 @@ class Peak(Params):
 
     @classmethod
     def quick(cls) -> Peak:
-        return cls(depths=(32,), ios=10_000, repeats=live_budget(True).share(16, 1))
+        return cls(depths=(32,), ios=10_000, repeats=live_budget(True).share(16, 1), ops=PEAK_OPS)
 
     @classmethod
     def full(cls) -> Peak:
-        return cls(depths=(32,), ios=25_000, repeats=live_budget(False).share(72, 1))
+        return cls(depths=(32,), ios=25_000, repeats=live_budget(False).share(72, 1), ops=PEAK_OPS)
 
 
 @dataclass(frozen=True)
@@ -259,18 +262,35 @@ def model_ns_saved(rows: pd.DataFrame, confidence: float) -> Estimate:
     )
 
 
+def aa_readv1(rows: pd.DataFrame, confidence: float = 0.95) -> calibration.AA | None:
+    """The A/A of the peak loop: READV(1) against its twin at depth 32, in CPU ns per IO
+    (None for rows measured without the twin)."""
+    twin = f"{aa_twin('readv1')}@32"
+    if twin not in set(rows["variant"]):
+        return None
+    return calibration.aa(rows, "readv1@32", twin=twin, confidence=confidence)
+
+
 # ---- summary sentences ------------------------------------------------------------------
+
+
+def _aa_sentence(out: Outcome) -> str:
+    a = aa_readv1(out.data)
+    return "" if a is None else "; " + a.sentence().replace("per call", "per IO")
 
 
 def _ubuf_reason(out: Outcome) -> str:
     return (
         "live peak@32 on /dev/zero, one core; R3's patch (READV -> READ) was not merged, "
-        "only the generic UBUF import was"
+        "only the generic UBUF import was" + _aa_sentence(out)
     )
 
 
 def _read_reason(out: Outcome) -> str:
-    return "what R3's rewrite to READ would still buy today on /dev/zero (no drives, one core)"
+    return (
+        "what R3's rewrite to READ would still buy today on /dev/zero (no drives, one core)"
+        + _aa_sentence(out)
+    )
 
 
 def _cpu_reason(out: Outcome) -> str:

@@ -491,10 +491,6 @@ class IovIter:
 __all__ = [
     "ITER_DEST",
     "ITER_SOURCE",
-    "TYPE_NAMES",
-    "Direction",
     "IovIter",
-    "address_of",
     "buffer_arg",
-    "direction_arg",
 ]

@@ -155,9 +155,12 @@ def _phases(
 
 
 @contextlib.contextmanager
-def dumps(phases: list[dict[str, Any]], *, timeout_s: float = 600.0) -> Iterator[list[str]]:
+def dumps(
+    phases: list[dict[str, Any]], *, timeout_s: float = 600.0, extra_args: Sequence[str] = ()
+) -> Iterator[list[str]]:
     """Run the modelled calls of ``phases`` once under callgrind, counting only the timed
     loops (``lk_time_*``); yields one dump file per phase, removed on exit.
+    ``extra_args`` go to valgrind (for example instruction-level positions).
 
     Raises:
         RuntimeError: if valgrind is missing, fails, or dumps fewer phases than asked.
@@ -173,6 +176,7 @@ def dumps(phases: list[dict[str, Any]], *, timeout_s: float = 600.0) -> Iterator
             f"--callgrind-out-file={out}",
             "--toggle-collect=lk_time_*",
             "--dump-after=lk_time_empty",
+            *extra_args,
             sys.executable,
             "-c",
             _CHILD,
@@ -294,18 +298,15 @@ def as_estimate(value: float, quantity: str) -> Estimate | None:
 
 
 __all__ = [
-    "INSTALL_HINT",
     "N1",
     "N2",
     "SEEKS",
     "SEEK_BUFFER",
     "SEEK_PAGES",
-    "SUMMARY_VARIANTS",
     "UBUF_VARIANTS",
     "as_estimate",
     "available",
     "dumps",
     "evidence",
     "measure",
-    "per_page",
 ]

@@ -214,7 +214,7 @@ def core_copy(
     return _split_variant(df)
 
 
-@in_workers("model.core_copy", ship={"params": (CoreCopy.to_json, CoreCopy.from_json)})
+@in_workers("model.core_copy")
 def run_core_copy(params: CoreCopy, *, cpu: int | None = None) -> runner.Rows:
     """One run of :func:`core_copy`, in this (worker) process."""
     mem = UserMemory()
@@ -339,22 +339,9 @@ def targets(df: pd.DataFrame, *, seed: int = stats.DEFAULT_SEED) -> list[Target]
 
 
 __all__ = [
-    "BIG_BVEC_SEGMENTS",
     "EXPERIMENT",
-    "CopySetup",
     "CoreCopy",
-    "Target",
     "core_copy",
-    "run_core_copy",
-    "make_setup",
-    "repeated_page_bvec",
     "summarize",
     "targets",
-    "time_advance",
-    "time_clock",
-    "time_copy_from_iter",
-    "time_copy_to_iter",
-    "time_empty",
-    "time_memcpy",
-    "variants_for",
 ]

@@ -138,10 +138,4 @@ def _read_fixed_batches(
         os.close(zfd)
 
 
-__all__ = [
-    "F_SOURCES",
-    "calibrated",
-    "default_registered_size",
-    "fixed_cost_experiment",
-    "read_fixed_roundtrip_ns",
-]
+__all__: list[str] = []  # internal: the fixed cost F of labkit.experiments.fixed_seek

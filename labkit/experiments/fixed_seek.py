@@ -23,11 +23,8 @@ from labkit.core.fixed import SEEKS, RegisteredBuffer, io_import_fixed, register
 from labkit.core.iter_args import ITER_DEST
 from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.experiments.fixed_cost import (
-    F_SOURCES,
     calibrated,
-    default_registered_size,
     fixed_cost_experiment,
-    read_fixed_roundtrip_ns,
 )
 from labkit.measure import runner
 from labkit.measure.experiment import Arguments, in_workers
@@ -95,7 +92,7 @@ def landing(reg: RegisteredBuffer, length: int = PAGE_SIZE) -> pd.DataFrame:
     """Where each seek leaves the iterator for a read at the head, the middle and the tail
     of ``reg``: count, segment, offset, segments left, and how many segments (for
     walk-2019, single-page pieces) it examined (``visited``, counted in C, no clock)."""
-    import pandas as pd
+    import pandas as pd  # on use: the workers import this module
 
     rows = []
     places = {"head": 0, "middle": reg.length // 2, "tail": reg.length - length}
@@ -247,7 +244,7 @@ def submission_with_fixed(
     run ``i`` of the submissions (F's rows carry ``source`` and the same ``buffer`` and
     ``length`` columns).
     """
-    import pandas as pd
+    import pandas as pd  # on use: the workers import this module
 
     sub = submission_experiment(
         reg, length=length, repeats=repeats, seeks=seeks, target_ns=target_ns, cpu=cpu, runs=runs
@@ -274,7 +271,7 @@ SUBMISSIONS = {
 
 def head_tail_ratios(df: pd.DataFrame, *, fixed: Any = "F", **kw: Any) -> dict[str, Estimate]:
     """The three :data:`RATIOS` as (F + seek + copy) / (F + seek + copy) Estimates."""
-    from labkit.measure import stats
+    from labkit.measure import stats  # on use: the workers import this module
 
     return {
         label: stats.composed_ratio(df, num, den, fixed=fixed, **kw)
@@ -284,7 +281,7 @@ def head_tail_ratios(df: pd.DataFrame, *, fixed: Any = "F", **kw: Any) -> dict[s
 
 def submission_costs(df: pd.DataFrame, *, fixed: str = "F", **kw: Any) -> dict[str, Estimate]:
     """The four :data:`SUBMISSIONS` as F + (seek + copy) Estimates, in ns."""
-    from labkit.measure import stats
+    from labkit.measure import stats  # on use: the workers import this module
 
     return {
         label: stats.sum_of_medians(df, [fixed, variant], **kw)
@@ -299,7 +296,7 @@ def speedup_explained(ratio: Estimate, f_ns: float, ns_per_page: float, pages: i
     755x scales with this machine's measured F and walk cost, and the pages
     skipped: 755 x (walk / 3.96) x (1,377 / F) x (pages / 262,143).
     """
-    from labkit.published import r1_figures
+    from labkit.published import r1_figures  # on use: the workers import this module
 
     pub = r1_figures()
     k_walk = ns_per_page / pub["ns_per_page"]
@@ -318,9 +315,9 @@ def speedup_explained(ratio: Estimate, f_ns: float, ns_per_page: float, pages: i
 
 def ratios_by_size(frames: Mapping[int, pd.DataFrame], *, fixed: Any, **kw: Any) -> pd.DataFrame:
     """The tail speed-up and the walk-2019 tail/head ratio per buffer size (bytes -> rows)."""
-    import pandas as pd
+    import pandas as pd  # on use: the workers import this module
 
-    from labkit.measure import stats
+    from labkit.measure import stats  # on use: the workers import this module
 
     rows = []
     for size, d in frames.items():
@@ -336,15 +333,9 @@ def ratios_by_size(frames: Mapping[int, pd.DataFrame], *, fixed: Any, **kw: Any)
 __all__ = [
     "RATIOS",
     "SUBMISSIONS",
-    "default_registered_size",
     "head_tail_ratios",
     "landing",
     "ratios_by_size",
-    "F_SOURCES",
-    "buffer_geometry",
-    "fixed_cost_experiment",
-    "read_fixed_roundtrip_ns",
-    "registered_like",
     "seek_cost_experiment",
     "seek_offsets",
     "speedup_explained",

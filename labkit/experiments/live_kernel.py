@@ -13,8 +13,9 @@ is written as the function of one run, which each worker calls
 from __future__ import annotations
 
 import os
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from labkit._args import UINT_MAX, positive_int
 from labkit.core.memory import PAGE_SIZE
@@ -24,7 +25,7 @@ from labkit.live.sources import PatternFile, open_zero
 from labkit.live.syscalls import syscall_variants
 from labkit.live.variants import AA_SUFFIX, DEFAULT_LENGTH, SYSCALL_VARIANTS, URING_OPS
 from labkit.measure import runner
-from labkit.measure.experiment import Arguments, in_workers
+from labkit.measure.experiment import in_workers
 
 # --------------------------------------------------------------------------- experiments
 #
@@ -34,7 +35,9 @@ from labkit.measure.experiment import Arguments, in_workers
 # harness's tidy DataFrame (one row per batch).
 
 
-TARGETS: tuple[str, ...] = ("zero", "tmpfs")
+#: What the system call experiments read: /dev/zero or a tmpfs file (in_workers checks it).
+TargetName = Literal["zero", "tmpfs"]
+TARGETS: tuple[str, ...] = typing.get_args(TargetName)
 
 
 class _Target:
@@ -55,11 +58,6 @@ class _Target:
             self.pattern.close()
         else:
             os.close(self.fd)
-
-
-def _check_target(arguments: Arguments) -> None:
-    if arguments["target"] not in TARGETS:
-        raise ValueError(f"target must be one of {TARGETS}, got {arguments['target']!r}")
 
 
 def _measure(
@@ -90,9 +88,9 @@ def _measure(
 # more, measured in that many single-threaded workers.
 
 
-@in_workers("live.syscalls", allow_io_threads=False, check=_check_target)
+@in_workers("live.syscalls", allow_io_threads=False)
 def run_syscalls(
-    target: str = "zero",
+    target: TargetName = "zero",
     *,
     length: int = DEFAULT_LENGTH,
     iters: int = 100_000,
@@ -122,9 +120,9 @@ def run_syscalls(
         src.close()
 
 
-@in_workers("live.uring_qd1", check=_check_target)
+@in_workers("live.uring_qd1")
 def run_uring_qd1(
-    target: str = "zero",
+    target: TargetName = "zero",
     *,
     ops: Iterable[str] = URING_OPS,
     length: int = DEFAULT_LENGTH,
@@ -284,9 +282,9 @@ def ratio_table(df: Any, pairs: Iterable[tuple[str, str, str]], by: str) -> Any:
     Returns one row per (group, pair): ``by``, numerator, denominator, the ratio
     (``estimate``) with its interval, runs, and the meaning.
     """
-    import pandas as pd
+    import pandas as pd  # on use: the workers import this module
 
-    from labkit.measure import stats
+    from labkit.measure import stats  # on use: the workers import this module
 
     rows = []
     for num, den, meaning in pairs:

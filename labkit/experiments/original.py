@@ -88,9 +88,6 @@ def consistency(measured: Estimate | None, original: Estimate | None) -> str:
 
 
 __all__ = [
-    "NO_INTERVAL",
     "consistency",
     "original_estimates",
-    "r2_estimates",
-    "r3_estimates",
 ]

@@ -62,16 +62,12 @@ def _measure(
     )
 
 
-def _in_workers(target_id: str) -> Any:
-    return in_workers(target_id, ship={"params": (ModelParams.to_json, ModelParams.from_json)})
-
-
 # Each experiment below is the function of one run, in one process; the decorator makes
 # it the public experiment, with ``runs`` and ``timeout`` arguments more, measured in that
 # many single-threaded workers.
 
 
-@_in_workers("model.ubuf_mechanics")
+@in_workers("model.ubuf_mechanics")
 def run_mechanics(
     params: ModelParams, *, op: str = "advance", cpu: int | None = None
 ) -> runner.Rows:
@@ -82,7 +78,7 @@ def run_mechanics(
     return _measure("ubuf-mechanics", mechanics_models(op=op), params, cpu, op=op)
 
 
-@_in_workers("model.ubuf_read_zero")
+@in_workers("model.ubuf_read_zero")
 def run_read_zero(params: ModelParams, *, cpu: int | None = None) -> runner.Rows:
     """Experiment (b) through the runner: read, readv 6.3, readv 6.4, the live proxy.
 
@@ -91,7 +87,7 @@ def run_read_zero(params: ModelParams, *, cpu: int | None = None) -> runner.Rows
     return _measure("ubuf-read-zero", read_zero_models(proxy=True), params, cpu)
 
 
-@_in_workers("model.ubuf_uring")
+@in_workers("model.ubuf_uring")
 def run_uring(
     params: ModelParams, *, defer_alloc_ubuf: bool = False, cpu: int | None = None
 ) -> runner.Rows:
@@ -132,7 +128,7 @@ LIVE_PAIRS = {
 def live_gain(df: Any, name: str, *, kind: str, **kw: Any) -> Estimate:
     """The gain of :data:`LIVE_PAIRS` ``name`` in percent: the UBUF side over the IOVEC side
     (``kind="time"``: time saved per call; ``"rate"``: requests per second)."""
-    from labkit.measure import stats
+    from labkit.measure import stats  # on use: the workers import this module
 
     fast, slow = LIVE_PAIRS[name]
     return stats.gain(df, slow, fast, kind=kind, **kw).affine(100.0, quantity=f"{name} (%)")
@@ -146,9 +142,9 @@ def live_gain_by_run(df: Any, name: str, *, kind: str, run_col: str = "run") -> 
     What a reader needs to see whether the gain depends on how fast the machine ran:
     on a shared VM the same run of calls takes 1.5x longer in some minutes than in others.
     """
-    import pandas as pd
+    import pandas as pd  # on use: the workers import this module
 
-    from labkit.measure import stats
+    from labkit.measure import stats  # on use: the workers import this module
 
     slow = LIVE_PAIRS[name][1]
     rows = []
@@ -175,7 +171,6 @@ def instructions_table(cg: Any) -> Any:
 
 
 __all__ = [
-    "LIVE_PAIRS",
     "ModelParams",
     "instructions_table",
     "live_gain",

@@ -22,6 +22,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     d.add_argument("--sequences", type=int, default=2000, help="sequences per era pair")
     d.add_argument("--seed", type=int, default=1)
     sub.add_parser("counts", help="instructions of the real code per call (callgrind)")
+    u = sub.add_parser(
+        "boot", help="a real 6.1 kernel's readv() import (user-mode-linux), beside the host's"
+    )
+    u.add_argument("--timeout", type=float, default=60.0, help="seconds for the boot (default 60)")
+    u.add_argument(
+        "--xstate-shim",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="preload labkit's xstate shim into UML (auto: on AMX hosts or after a failed boot)",
+    )
+    u.add_argument("--save", action="store_true", help="save the result file (data dir)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,7 +67,31 @@ def run(args: argparse.Namespace) -> int:
 
             print(measure_counts().to_string(index=False))
             return 0
+        if args.kernel_command == "boot":
+            return _boot(args)
     except KernelSourceError as exc:
         print(f"labkit kernel {args.kernel_command}: {exc}", file=sys.stderr)
         return 2
     return 2
+
+
+def _boot(args: argparse.Namespace) -> int:
+    from labkit.kernelsrc.boot import UML_XSTATE_BYTES, measure, save_boot
+    from labkit.kernelsrc.fingerprint import FINGERPRINT, side_by_side
+
+    df, extra = measure(timeout=args.timeout, shim=args.xstate_shim)
+    table = side_by_side(df, model=True)
+    print(table.to_string(index=False))
+    shim = "with the xstate shim" if extra["xstate_shim"] else "without the xstate shim"
+    print(
+        f"user-mode-linux {extra['uml_release']}: booted in {extra['uml_boot_seconds']} s, {shim}"
+    )
+    if extra.get("host_xstate_bytes"):
+        print(
+            f"host XSAVE area {extra['host_xstate_bytes']} bytes, UML 6.1 writes {UML_XSTATE_BYTES}"
+        )
+    fp = df[df["case"] == FINGERPRINT].set_index("where")["result"]
+    print(f"fingerprint {FINGERPRINT}: UML {fp['uml']}, host {fp['host']}")
+    if args.save:
+        print(f"saved {save_boot(df, extra)}")
+    return 0

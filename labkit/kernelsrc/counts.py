@@ -42,6 +42,7 @@ from typing import Any
 import pandas as pd
 
 from labkit.kernelsrc.build import ERAS, OPT_LEVELS, KernelSourceError, build
+from labkit.kernelsrc.frames import VALGRIND_ARGS, frame_instructions
 
 EXPERIMENT = "kernel-callgrind"
 COLUMNS = ["era", "kernelversion", "opt", "call", "instructions", "unit", "n1", "n2"]
@@ -96,13 +97,23 @@ def _by_function(out_file: Path, kernel_fns: set[str] | None) -> dict[str, int]:
 
 
 def _callgrind(
-    driver: Path, args: list[str], toggles: list[str], kernel_fns: set[str], *, split: bool = False
+    driver: Path,
+    args: list[str],
+    toggles: list[str],
+    kernel_fns: set[str],
+    *,
+    split: bool = False,
+    frames: bool = False,
 ) -> Any:
+    """The kernel functions' self instructions in one run of ``driver``: their sum, or
+    per function (``split``), or per function with its call-frame instructions
+    (``frames``: two dicts, see :mod:`labkit.kernelsrc.frames`)."""
     with tempfile.TemporaryDirectory(prefix="labkit-kcg-") as tmp:
         out = Path(tmp) / "callgrind.out"
         cmd = [
             "valgrind",
             "--tool=callgrind",
+            *(VALGRIND_ARGS if frames else []),
             f"--callgrind-out-file={out}",
             "--collect-atstart=no",
             *(f"--toggle-collect={t}" for t in toggles),
@@ -112,6 +123,9 @@ def _callgrind(
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise KernelSourceError(f"callgrind failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+        if frames:
+            per_fn = frame_instructions(out)
+            return _by_function(out, kernel_fns), {f: per_fn.get(f, 0) for f in kernel_fns}
         return _by_function(out, kernel_fns) if split else _kernel_ir(out, kernel_fns)
 
 
@@ -175,23 +189,38 @@ def measure_counts(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def _breakdown(
+    era: str, call: str, opt: str, n1: int, n2: int
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Per kernel function: instructions per call and, of them, call-frame instructions."""
+    label, call_args, toggles = next(c for c in CALLS if c[0] == call)
+    built = build(era)
+    driver, fns = built.driver(opt), _kernel_functions(built.kernel_object(opt))
+    runs = [
+        _callgrind(driver, [call_args[0], str(n), *call_args[1:]], toggles, fns, frames=True)
+        for n in (n1, n2)
+    ]
+    (a, fa), (b, fb) = runs
+    per = {fn: (b.get(fn, 0) - a.get(fn, 0)) / (n2 - n1) for fn in set(a) | set(b)}
+    frame = {fn: (fb.get(fn, 0) - fa.get(fn, 0)) / (n2 - n1) for fn in per}
+    return per, frame
+
+
 def breakdown(
     era: str, call: str = "readv(1)", opt: str = "defconfig", *, n1: int = 100, n2: int = 300
 ) -> pd.Series:
     """Instructions per call of each kernel function (self cost, inlined code included)."""
-    label, call_args, toggles = next(c for c in CALLS if c[0] == call)
-    built = build(era)
-    driver, fns = built.driver(opt), _kernel_functions(built.kernel_object(opt))
-    a = _callgrind(driver, [call_args[0], str(n1), *call_args[1:]], toggles, fns, split=True)
-    b = _callgrind(driver, [call_args[0], str(n2), *call_args[1:]], toggles, fns, split=True)
-    per = {fn: (b.get(fn, 0) - a.get(fn, 0)) / (n2 - n1) for fn in set(a) | set(b)}
-    return pd.Series({k: v for k, v in per.items() if v}, name=f"{era} {opt} {label}").sort_values(
+    per, _ = _breakdown(era, call, opt, n1, n2)
+    return pd.Series({k: v for k, v in per.items() if v}, name=f"{era} {opt} {call}").sort_values(
         ascending=False
     )
 
 
 FUNCTIONS_EXPERIMENT = "kernel-callgrind-functions"
 FUNCTION_COLUMNS = ["era", "opt", "call", "function", "instructions"]
+#: Of ``instructions``, the call-frame ones (:mod:`labkit.kernelsrc.frames`); runs saved
+#: before 2026-12-03 13:30 UTC lack the column.
+FRAME_COLUMN = "frame"
 
 
 def measure_breakdowns(
@@ -199,16 +228,26 @@ def measure_breakdowns(
     opts: list[str] | None = None,
     calls: tuple[str, ...] = ("readv(1)", "readv(4K+empty)", "readv(4K+empty+empty)"),
 ) -> pd.DataFrame:
-    """:func:`breakdown` of each era, level and call, as a tidy table (FUNCTION_COLUMNS)."""
+    """:func:`breakdown` of each era, level and call, as a tidy table (FUNCTION_COLUMNS and
+    FRAME_COLUMN)."""
     rows = []
     for era in eras or list(ERAS):
         for opt in opts or list(OPT_LEVELS):
             for call in calls:
-                for fn, ir in breakdown(era, call, opt).items():
-                    rows.append(
-                        {"era": era, "opt": opt, "call": call, "function": fn, "instructions": ir}
-                    )
-    return pd.DataFrame(rows, columns=FUNCTION_COLUMNS)
+                per, frame = _breakdown(era, call, opt, 100, 300)
+                for fn, ir in sorted(per.items(), key=lambda kv: -kv[1]):
+                    if ir:
+                        rows.append(
+                            {
+                                "era": era,
+                                "opt": opt,
+                                "call": call,
+                                "function": fn,
+                                "instructions": ir,
+                                FRAME_COLUMN: frame[fn],
+                            }
+                        )
+    return pd.DataFrame(rows, columns=[*FUNCTION_COLUMNS, FRAME_COLUMN])
 
 
 def save_counts(
@@ -232,7 +271,10 @@ def kernel_counts(data_dir: str | Path | None = None, *, functions: bool = False
     if df.empty:
         return df
     newest = df["saved_run"].max()
-    return df[df["saved_run"] == newest][cols].reset_index(drop=True)
+    df = df[df["saved_run"] == newest]
+    if functions and FRAME_COLUMN in df.columns and df[FRAME_COLUMN].notna().all():
+        cols = [*cols, FRAME_COLUMN]
+    return df[cols].reset_index(drop=True)
 
 
 def saving(df: pd.DataFrame, before: str, after: str, call: str = "readv(1)") -> pd.Series:

@@ -449,4 +449,8 @@ def run_pair(
     return res
 
 
-__all__ = ["ACCEPTED", "PAIRS", "Accepted", "Difference", "PairResult", "run_pair"]
+__all__ = [
+    "ACCEPTED",
+    "PAIRS",
+    "run_pair",
+]

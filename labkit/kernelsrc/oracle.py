@@ -23,43 +23,23 @@ from labkit._ffi import ffi as _core_ffi
 from labkit._ffi import lib as _core_lib
 from labkit.core.memory import PAGE_SIZE, PROT_READ, PROT_RW, UserMemory
 from labkit.errors import IterMisuseError
-from labkit.kernelsrc.build import Built, build
+from labkit.kernelsrc.build import GLUE, Built, build
 
-_CDEF = """
-struct lko_seg { uint64_t base; uint64_t len; };
-struct lko_bseg { uint64_t page_addr; uint32_t len; uint32_t offset; };
-struct lko_state {
-    int64_t valid, type, data_source;
-    uint64_t count, iov_offset, nr_segs;
-    int64_t seg, heap;
-    uint64_t ubuf;
-};
-typedef uint64_t (*lkr_access_fn)(const void *, uint64_t, uint64_t, unsigned int, uint64_t *);
-void *lko_new(void);
-void lko_free(void *h);
-int64_t lko_import_iovec(void *h, int dir, const struct lko_seg *uvec, uint64_t nr_segs);
-int64_t lko_import_single_range(void *h, int dir, uint64_t addr, uint64_t len);
-int64_t lko_import_ubuf(void *h, int dir, uint64_t addr, uint64_t len);
-int64_t lko_kvec(void *h, int dir, const struct lko_seg *segs, uint64_t nr, uint64_t count);
-int64_t lko_bvec(void *h, int dir, const struct lko_bseg *segs, uint64_t nr, uint64_t count);
-void lko_advance(void *h, uint64_t n);
-void lko_revert(void *h, uint64_t n);
-uint64_t lko_zero(void *h, uint64_t n);
-uint64_t lko_copy_to(void *h, const void *src, uint64_t n);
-uint64_t lko_copy_from(void *h, void *dst, uint64_t n);
-void lko_state(void *h, struct lko_state *out);
-int64_t lko_version(void);
-int64_t lko_has(int what);
-void lkr_set_access(lkr_access_fn fn, const void *ctx, unsigned int need_read,
-                    unsigned int need_write);
-int64_t lkr_warnings(void);
-"""
-
+#: The oracle's flat interface, as the C side declares it (glue/lko.h): cffi takes the header
+#: itself, less its preprocessor lines, so C and Python share one declaration.
 ffi = cffi.FFI()
-ffi.cdef(_CDEF)
+ffi.cdef(
+    "\n".join(
+        line
+        for line in (GLUE / "lko.h").read_text().splitlines()
+        if not line.lstrip().startswith("#")
+    )
+)
 
 #: The oracle's type codes (lko.h's enum lko_type) as labkit's type names.
-TYPE_NAMES = {0: "UBUF", 1: "IOVEC", 2: "KVEC", 3: "BVEC", 4: "DISCARD", 9: "OTHER"}
+TYPE_NAMES: dict[int, str] = {
+    code: name.removeprefix("LKO_") for code, name in ffi.typeof("enum lko_type").elements.items()
+}
 
 _ACCESS_FN = int(_core_ffi.cast("uintptr_t", _core_ffi.addressof(_core_lib, "lk_mm_accessible")))
 

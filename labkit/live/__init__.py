@@ -27,31 +27,48 @@ The experiments built on these (what notebook 04 runs) are in
 :mod:`labkit.experiments.live_kernel`.
 """
 
-from labkit.live import variants
-from labkit.live.clock import CLOCKS, clock, get_clock, set_clock
-from labkit.live.probe import io_wq_workers, is_tmpfs, kernel_release, probe, tmpfs_dir
-from labkit.live.ring import PeakResult, Ring
+from labkit.live.clock import clock, get_clock, set_clock
+from labkit.live.probe import io_wq_workers, probe, tmpfs_dir
+from labkit.live.ring import Ring
 from labkit.live.sources import PatternFile, open_zero, pattern_bytes
 from labkit.live.syscalls import read_syscall_ns, syscall_ns, syscall_read, syscall_variants
-from labkit.live.variants import *  # noqa: F403 (re-exports variants.__all__)
+from labkit.live.variants import (
+    AA_SUFFIX,
+    CALIBRATION_VARIANTS,
+    DEFAULT_LENGTH,
+    MAX_REGISTERED_BUFFER,
+    SYSCALL_VARIANTS,
+    URING_OPS,
+    VARIANTS,
+    ReadVariant,
+    aa_twin,
+    base_name,
+    read_variant,
+)
 from labkit.live.verify import fixed_lands_right, verify_syscalls, verify_uring
 
 __all__ = [
-    *variants.__all__,
-    "CLOCKS",
+    "AA_SUFFIX",
+    "CALIBRATION_VARIANTS",
+    "DEFAULT_LENGTH",
+    "MAX_REGISTERED_BUFFER",
+    "SYSCALL_VARIANTS",
+    "URING_OPS",
+    "VARIANTS",
     "PatternFile",
-    "PeakResult",
+    "ReadVariant",
     "Ring",
+    "aa_twin",
+    "base_name",
     "clock",
     "fixed_lands_right",
     "get_clock",
     "io_wq_workers",
-    "is_tmpfs",
-    "kernel_release",
     "open_zero",
     "pattern_bytes",
     "probe",
     "read_syscall_ns",
+    "read_variant",
     "set_clock",
     "syscall_ns",
     "syscall_read",

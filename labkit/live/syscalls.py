@@ -110,4 +110,7 @@ def read_syscall_ns(
         os.close(zfd)
 
 
-__all__ = ["read_syscall_ns", "syscall_ns", "syscall_read", "syscall_variants"]
+__all__ = [
+    "syscall_ns",
+    "syscall_variants",
+]

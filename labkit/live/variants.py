@@ -175,15 +175,12 @@ def read_variant(name: str, *, interface: str | None = None) -> ReadVariant:
 
 __all__ = [
     "AA_SUFFIX",
-    "CALIBRATION_VARIANTS",
     "DEFAULT_LENGTH",
-    "LABELS",
     "MAX_REGISTERED_BUFFER",
     "SYSCALL_VARIANTS",
     "URING_OPS",
     "VARIANTS",
     "ReadVariant",
     "aa_twin",
-    "base_name",
     "read_variant",
 ]

@@ -36,6 +36,7 @@ import pandas as pd
 from labkit.live.variants import AA_SUFFIX
 from labkit.measure import stats
 from labkit.measure.resampling import Estimate, Sample, bootstrap
+from labkit.measure.sessions import SESSION_COLUMN, over_sessions
 
 #: R2's live A/B and its proxy-bias row: (IOVEC proxy, UBUF, the proxy with one empty more).
 R2_PROXY = ("readv_empty", "readv1", "readv_empty2")
@@ -67,22 +68,39 @@ class AA:
         )
 
 
-def aa(df: pd.DataFrame, variant: str, **kw: Any) -> AA:
+def aa(df: pd.DataFrame, variant: str, *, twin: str | None = None, **kw: Any) -> AA:
     """The A/A interval of ``variant`` against its twin in ``df`` (the rows of one
-    interleaved loop that measured both): median over rounds of twin - variant.
+    interleaved loop that measured both): median over rounds of twin - variant.  The
+    twin is ``variant + AA_SUFFIX`` unless ``twin`` names it (``"readv1_aa@32"`` beside
+    ``"readv1@32"`` in the io_uring peak loop).
+
+    This is the one definition of an experiment's resolving power, used by the summary
+    rows and by ``benchmarks/aa_calibration.py`` alike: one analysis of the rows the A/B
+    is judged on.  Rows of several sessions (a ``session`` column; run labels count
+    within a session) give each session's interval pooled with the session as the top
+    level (:func:`labkit.measure.sessions.over_sessions`): pooling their runs as one
+    session would pair the rounds of different sessions that share a run label.
 
     Raises:
         KeyError: if ``variant`` or its twin has no rows.
     """
-    return AA(variant, stats.difference(df, variant + AA_SUFFIX, variant, **kw))
+
+    def one(d: pd.DataFrame) -> Estimate:
+        return stats.difference(d, twin or variant + AA_SUFFIX, variant, **kw)
+
+    if SESSION_COLUMN in df.columns and df[SESSION_COLUMN].nunique() > 1:
+        return AA(variant, over_sessions(df, one)[0])
+    return AA(variant, one(df))
 
 
 def aa_by_run(df: pd.DataFrame, variant: str, **kw: Any) -> list[AA]:
-    """One A/A interval per independent run of ``df`` (its rounds resampled), for
-    :func:`tally`: how often the A/A intervals of single runs cover 0."""
+    """One A/A interval per independent run of ``df`` (its rounds resampled; a run is a
+    (session, run) pair), for :func:`tally`: how often the A/A intervals of single runs
+    cover 0."""
     if "run" not in df.columns:
         return [aa(df, variant, **kw)]
-    return [aa(sub, variant, **kw) for _, sub in df.groupby("run", sort=True)]
+    by = [c for c in (SESSION_COLUMN, "run") if c in df.columns]
+    return [aa(sub, variant, **kw) for _, sub in df.groupby(by, sort=True)]
 
 
 def tally(intervals: Sequence[AA]) -> dict[str, Any]:
@@ -191,4 +209,10 @@ def proxy_corrected(
     return {k: bootstrap(samples, f, quantity=q, **opts) for k, (f, q) in what.items()}
 
 
-__all__ = ["AA", "AA_SUFFIX", "R2_PROXY", "aa", "aa_by_run", "proxy_corrected", "tally"]
+__all__ = [
+    "AA",
+    "aa",
+    "aa_by_run",
+    "proxy_corrected",
+    "tally",
+]

@@ -24,8 +24,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import labkit
 from labkit import config
-from labkit.measure import host
+from labkit.measure import host, threads
 
 #: Keys every record has (tests and the results loader rely on them).
 KEYS = (
@@ -123,7 +124,7 @@ def io_uring_status() -> dict[str, Any]:
         and READ, READV and READ_FIXED are supported, so the io_uring
         experiments run); ``errno`` is io_uring_setup's errno when it failed.
     """
-    from labkit.live import probe
+    from labkit.live import probe  # loads the C core: only when asked
 
     p = probe()
     return {
@@ -151,7 +152,7 @@ def measuring_threads() -> dict[str, Any]:
         kernel has a dozen; it does not measure).  The worker is probed once
         per process.
     """
-    from labkit.measure import threads, workers
+    from labkit.measure import workers  # loads the C core: only when asked
 
     if not _worker_threads:
         try:
@@ -175,8 +176,6 @@ def measuring_threads() -> dict[str, Any]:
 
 def environment(quick: bool | None = None) -> dict[str, Any]:
     """The environment record of this run (see the module docstring); keys are :data:`KEYS`."""
-    import labkit
-
     build = labkit.build_info()
     commit, dirty = git_state()
     uname = platform.uname()
@@ -241,14 +240,9 @@ def format_environment(env: dict[str, Any]) -> str:
 
 
 __all__ = [
-    "KEYS",
+    "cpu_model",
     "environment",
     "format_environment",
-    "io_uring_status",
-    "measuring_threads",
-    "mitigations",
-    "cpu_model",
     "git_state",
     "host_of",
-    "package_versions",
 ]

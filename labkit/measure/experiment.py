@@ -4,6 +4,12 @@
 it binds and checks the arguments in the parent, ships them as JSON, registers
 the function as a worker target (:func:`labkit.measure.workers.target`) and
 returns :func:`labkit.measure.workers.run_in_workers`' rows.
+
+The function's own signature says how its arguments travel: a parameter annotated
+with a ``Literal[...]`` is checked against its choices in the parent (before a
+worker starts), and one annotated with a class that has ``to_json`` and a
+``from_json`` classmethod (an experiment's :class:`labkit.experiments.params.Params`)
+goes as that JSON and comes back as that class in the worker.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -40,12 +47,35 @@ def _jsonable(value: Any) -> Any:
     return value  # run_in_workers refuses it with a TypeError
 
 
+def _annotations(fn: Callable[..., Any]) -> dict[str, Any]:
+    """``fn``'s parameter annotations that resolve when it runs (a name imported only for
+    type checkers does not, and is left out)."""
+    out = {}
+    for name, param in inspect.signature(fn).parameters.items():
+        ann = param.annotation
+        if isinstance(ann, str):
+            try:
+                ann = eval(ann, fn.__globals__)  # what typing.get_type_hints does, per name
+            except Exception:
+                continue
+        out[name] = ann
+    return out
+
+
+def _travels_as_json(ann: Any) -> bool:
+    """A class whose values go to a worker by their own ``to_json`` / ``from_json``."""
+    return (
+        isinstance(ann, type)
+        and callable(getattr(ann, "from_json", None))
+        and (callable(getattr(ann, "to_json", None)))
+    )
+
+
 def in_workers(
     target_id: str,
     *,
     allow_io_threads: bool = True,
     ship: Mapping[str, Shipped] | None = None,
-    check: Callable[[Arguments], None] | None = None,
     here: Callable[[Arguments], bool] | None = None,
 ) -> Callable[[Callable[..., runner.Rows]], Callable[..., pd.DataFrame]]:
     """Decorator: an experiment measured in ``runs`` workers, from the function of one run.
@@ -55,20 +85,33 @@ def in_workers(
     keyword-only ones more: ``runs`` (independent worker runs, 1 unless given:
     how many a claim needs is the claim's budget, :mod:`labkit.claims`),
     ``timeout`` (seconds each worker may take) and ``progress`` (a line per run).
-    It binds the arguments as ``fn`` would (defaults applied), calls
-    ``check(arguments)`` (to refuse bad ones before a worker starts), makes each
-    JSON-able (iterables as lists; an argument named in ``ship`` goes through its
+    It binds the arguments as ``fn`` would (defaults applied), refuses one outside
+    its ``Literal[...]`` annotation with a ValueError (before a worker starts), makes
+    each JSON-able (iterables as lists; an argument annotated with a class that has
+    ``to_json``/``from_json`` goes by them; one named in ``ship`` goes through its
     pair of functions), and returns :func:`run_in_workers`' DataFrame, pinned to
     the ``cpu`` argument if ``fn`` has one.  Where ``here(arguments)`` is true,
     ``fn`` runs in this process instead and its rows come back as a DataFrame.
 
     ``fn`` is what each worker runs, registered as worker target ``target_id``
-    (the ``in_worker`` attribute of the experiment).
+    (the ``in_worker`` attribute of the experiment); ``allow_io_threads=False`` is
+    registered with it (the worker must stay single-threaded, :mod:`labkit.measure.threads`).
     """
-    shipped = dict(ship or {})
 
     def wrap(fn: Callable[..., runner.Rows]) -> Callable[..., pd.DataFrame]:
         sig = inspect.signature(fn)
+        annotations = _annotations(fn)
+        choices = {
+            name: typing.get_args(ann)
+            for name, ann in annotations.items()
+            if typing.get_origin(ann) is typing.Literal
+        }
+        shipped = {
+            name: (ann.to_json, ann.from_json)
+            for name, ann in annotations.items()
+            if _travels_as_json(ann)
+        }
+        shipped.update(ship or {})
 
         @functools.wraps(fn)
         def experiment(
@@ -81,10 +124,11 @@ def in_workers(
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             arguments = dict(bound.arguments)
-            if check is not None:
-                check(arguments)
+            for name, allowed in choices.items():
+                if arguments[name] not in allowed:
+                    raise ValueError(f"{name} must be one of {allowed}, got {arguments[name]!r}")
             if here is not None and here(arguments):
-                import pandas as pd
+                import pandas as pd  # on use: the workers import this module
 
                 rows = fn(**arguments)
                 return pd.DataFrame(rows, columns=list(rows[0]))
@@ -97,7 +141,6 @@ def in_workers(
                 runs=runs,
                 cpu=arguments.get("cpu"),
                 timeout=timeout,
-                allow_io_threads=allow_io_threads,
                 progress=progress,
             )
 
@@ -123,4 +166,7 @@ def in_workers(
     return wrap
 
 
-__all__ = ["Arguments", "Shipped", "in_workers"]
+__all__ = [
+    "Arguments",
+    "in_workers",
+]

@@ -248,13 +248,7 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 __all__ = [
-    "HOST_KEYS",
-    "cpufreq",
-    "cpuinfo_fields",
     "differences",
     "fingerprint",
     "host_record",
-    "hypervisor",
-    "kernel_cmdline",
-    "vulnerabilities",
 ]

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from labkit import _files, config
+from labkit.measure.envinfo import environment
 from labkit.measure.runner import COLUMNS
 
 #: read_csv options that read floats back exactly (pandas 3 does by default).
@@ -131,8 +132,6 @@ def save(
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"save: df must be a pandas DataFrame, not {type(df).__name__}")
     if env is None:
-        from labkit.measure.envinfo import environment
-
         env = environment()
     out_dir = results_dir(experiment, data_dir)
     stem = (
@@ -174,8 +173,6 @@ def save_all(
     whether in a clone, an installed package's output folder or ``$LABKIT_DATA``.
     """
     if env is None:
-        from labkit.measure.envinfo import environment
-
         env = environment()
     kept = {k: v for k, v in frames.items() if v is not None}
     for name, frame in kept.items():
@@ -431,16 +428,10 @@ class ResultFileWarning(UserWarning):
 
 
 __all__ = [
-    "ENV_COLUMNS",
     "NoResultsWarning",
-    "ResultFileError",
-    "ResultFileWarning",
-    "atomic_write",
     "check_writable",
-    "default_data_dirs",
     "load",
     "load_run",
-    "results_dir",
     "runs",
     "save",
     "save_all",

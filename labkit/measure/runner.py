@@ -173,7 +173,7 @@ def run(experiment: str, variants: Mapping[str, Variant], **options: Any) -> pd.
         labkit.measure.threads.ThreadCountError: in a worker, when the process
             has more than one thread before or after measuring.
     """
-    import pandas as pd
+    import pandas as pd  # on use: the workers import this module
 
     rows = measure(experiment, variants, **options)
     return pd.DataFrame(rows, columns=list(rows[0]))

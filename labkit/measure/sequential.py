@@ -123,6 +123,129 @@ def looks_for(min_runs: int, max_runs: int, step: int = 1, *, doubling: bool = F
     return looks
 
 
+class Looks:
+    """The looks of :func:`until_decided`, one addition at a time, for a caller that
+    measures the runs itself (a scheduler interleaving several experiments' runs).
+
+    ``want`` is how many new runs the next look needs (0 once stopped); hand them to
+    :meth:`add` with the seconds this experiment's runs have taken so far (its own
+    clock: time spent measuring other experiments does not count against its budget).
+    :meth:`result` is the :class:`Sequential` once stopped.  Arguments as
+    :func:`until_decided` (without ``more`` and ``clock``).
+    """
+
+    def __init__(
+        self,
+        analyse: Analyse,
+        band: tuple[float, float] | Any,
+        *,
+        min_runs: int = 2,
+        max_runs: int = 6,
+        step: int = 1,
+        doubling: bool = False,
+        budget_s: float = 60.0,
+        extra: float | None = None,
+        confidence: float = DEFAULT_CONFIDENCE,
+        effect: float | None = None,
+        run_col: str = RUN_COLUMN,
+    ):
+        if int(min_runs) < 1 or int(max_runs) < int(min_runs) or int(step) < 1:
+            raise ValueError(
+                f"need 1 <= min_runs <= max_runs and step >= 1, got {min_runs}, {max_runs}, {step}"
+            )
+        if not budget_s > 0:
+            raise ValueError(f"budget_s must be > 0, got {budget_s}")
+        if hasattr(band, "low") and hasattr(band, "high"):
+            self.low, self.high = float(band.low), float(band.high)
+            effect = band.effect if effect is None else effect
+        else:
+            self.low, self.high = (float(b) for b in band)
+        self.analyse, self.effect, self.run_col = analyse, effect, run_col
+        self.max_runs, self.step, self.doubling = int(max_runs), int(step), bool(doubling)
+        self.budget_s, self.extra = float(budget_s), extra
+        looks = looks_for(int(min_runs), self.max_runs, self.step, doubling=self.doubling)
+        self.per_look = 1 - (1 - confidence) / looks
+        self.want = int(min_runs)  #: runs the next look needs; 0 once stopped
+        self.frames: list[pd.DataFrame] = []
+        self.n_runs = 0
+        self.history: list[dict[str, Any]] = []
+        self.first_s: float | None = None
+        self.stopped = ""
+        self._last: tuple[pd.DataFrame, Estimate, Verdict] | None = None
+
+    def add(self, rows: pd.DataFrame, elapsed: float) -> int:
+        """Look at everything measured with ``rows`` (the ``want`` new runs) added, after
+        ``elapsed`` seconds of this experiment's measuring; returns the next ``want``.
+
+        Raises:
+            ValueError: for rows holding no run, or an addition after the stop.
+        """
+        if not self.want:
+            raise ValueError(f"Looks.add: already stopped ({self.stopped})")
+        rows, got = _relabel(rows, self.n_runs, self.run_col)
+        if got == 0:
+            raise ValueError("until_decided: more() returned no rows")
+        self.frames.append(rows)
+        self.n_runs += got
+        data = pd.concat(self.frames, ignore_index=True)
+        est = self.analyse(data, self.per_look)
+        v = verdict(
+            est.estimate,
+            est.ci_low,
+            est.ci_high,
+            self.low,
+            self.high,
+            noise=est.noise,
+            effect=self.effect,
+            confidence=self.per_look,
+        )
+        self._last = (data, est, v)
+        self.first_s = elapsed if self.first_s is None else self.first_s
+        self.history.append(
+            {
+                "n_runs": self.n_runs,
+                "estimate": est.estimate,
+                "ci_low": est.ci_low,
+                "ci_high": est.ci_high,
+                "verdict": v.verdict,
+                "seconds": elapsed,
+            }
+        )
+        want = _added(self.step, self.doubling, self.n_runs, self.max_runs)
+        limit = self.budget_s
+        if self.extra is not None:
+            limit = min(limit, self.first_s * (1 + float(self.extra)))
+        if v.verdict in DECIDED:
+            self.stopped = "decided"
+        elif self.n_runs >= self.max_runs:
+            self.stopped = "run cap"
+        elif elapsed + elapsed / self.n_runs * want > limit:
+            self.stopped = "time budget"
+        self.want = 0 if self.stopped else want
+        return self.want
+
+    def result(self, seconds: float) -> Sequential:
+        """What was measured, once stopped; ``seconds`` the experiment's measuring time.
+
+        Raises:
+            ValueError: before the stop.
+        """
+        if self.want or self._last is None:
+            raise ValueError("Looks.result: the looks have not stopped yet")
+        data, est, v = self._last
+        return Sequential(
+            data=data,
+            estimate=est,
+            verdict=v,
+            n_runs=self.n_runs,
+            seconds=seconds,
+            stopped=self.stopped,
+            looks=len(self.history),
+            confidence=self.per_look,
+            history=self.history,
+        )
+
+
 def until_decided(
     more: MoreRuns,
     analyse: Analyse,
@@ -163,76 +286,24 @@ def until_decided(
         ValueError: for min_runs < 1, max_runs < min_runs, step < 1, budget_s <= 0,
             or an addition that returns no rows.
     """
-    if int(min_runs) < 1 or int(max_runs) < int(min_runs) or int(step) < 1:
-        raise ValueError(
-            f"need 1 <= min_runs <= max_runs and step >= 1, got {min_runs}, {max_runs}, {step}"
-        )
-    if not budget_s > 0:
-        raise ValueError(f"budget_s must be > 0, got {budget_s}")
-    if hasattr(band, "low") and hasattr(band, "high"):
-        low, high = float(band.low), float(band.high)
-        effect = band.effect if effect is None else effect
-    else:
-        low, high = (float(b) for b in band)
-    looks = looks_for(int(min_runs), int(max_runs), int(step), doubling=bool(doubling))
-    per_look = 1 - (1 - confidence) / looks
-    start = clock()
-    frames: list[pd.DataFrame] = []
-    n_runs, history = 0, []
-    want = int(min_runs)
-    first_s = None
-    while True:
-        rows, got = _relabel(more(want), n_runs, run_col)
-        if got == 0:
-            raise ValueError("until_decided: more() returned no rows")
-        frames.append(rows)
-        n_runs += got
-        data = pd.concat(frames, ignore_index=True)
-        est = analyse(data, per_look)
-        v = verdict(
-            est.estimate,
-            est.ci_low,
-            est.ci_high,
-            low,
-            high,
-            noise=est.noise,
-            effect=effect,
-            confidence=per_look,
-        )
-        elapsed = clock() - start
-        first_s = elapsed if first_s is None else first_s
-        history.append(
-            {
-                "n_runs": n_runs,
-                "estimate": est.estimate,
-                "ci_low": est.ci_low,
-                "ci_high": est.ci_high,
-                "verdict": v.verdict,
-                "seconds": elapsed,
-            }
-        )
-        if v.verdict in DECIDED:
-            stopped = "decided"
-            break
-        if n_runs >= int(max_runs):
-            stopped = "run cap"
-            break
-        want = _added(int(step), bool(doubling), n_runs, int(max_runs))
-        limit = budget_s if extra is None else min(budget_s, first_s * (1 + float(extra)))
-        if elapsed + elapsed / n_runs * want > limit:
-            stopped = "time budget"
-            break
-    return Sequential(
-        data=data,
-        estimate=est,
-        verdict=v,
-        n_runs=n_runs,
-        seconds=clock() - start,
-        stopped=stopped,
-        looks=len(history),
-        confidence=per_look,
-        history=history,
+    looks = Looks(
+        analyse,
+        band,
+        min_runs=min_runs,
+        max_runs=max_runs,
+        step=step,
+        doubling=doubling,
+        budget_s=budget_s,
+        extra=extra,
+        confidence=confidence,
+        effect=effect,
+        run_col=run_col,
     )
+    start = clock()
+    while looks.want:
+        rows = more(looks.want)
+        looks.add(rows, clock() - start)
+    return looks.result(clock() - start)
 
 
 def repeated(measure: Callable[[], pd.DataFrame], run_col: str = RUN_COLUMN) -> MoreRuns:
@@ -252,13 +323,9 @@ def repeated(measure: Callable[[], pd.DataFrame], run_col: str = RUN_COLUMN) -> 
 
 
 __all__ = [
-    "DECIDED",
     "FULL_MIN_RUNS",
-    "Analyse",
     "Budget",
-    "MoreRuns",
+    "Looks",
     "Sequential",
-    "looks_for",
-    "repeated",
     "until_decided",
 ]

@@ -205,11 +205,7 @@ def scope_text(
 
 
 __all__ = [
-    "SESSION_COLUMN",
-    "Pooled",
-    "over_sessions",
     "pool",
     "random_effects",
     "scope_text",
-    "se_of",
 ]

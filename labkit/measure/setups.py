@@ -101,4 +101,6 @@ def why_not_comparable(found: list[Mismatch]) -> tuple[str, str]:
     )
 
 
-__all__ = ["COLUMNS", "WHEN", "Mismatch", "load", "mismatches", "setups_file", "why_not_comparable"]
+__all__ = [
+    "mismatches",
+]

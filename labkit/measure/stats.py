@@ -29,7 +29,6 @@ from scipy import stats as _scipy_stats
 
 from labkit.measure.resampling import (
     DEFAULT_CONFIDENCE,
-    DEFAULT_N_RESAMPLES,
     DEFAULT_SEED,
     Estimate,
     Sample,
@@ -428,13 +427,8 @@ def bootstrap_median(values: Sequence[float] | np.ndarray, **kw: Any) -> tuple[f
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
-    "DEFAULT_N_RESAMPLES",
     "DEFAULT_SEED",
-    "GAIN_KINDS",
-    "MEDIAN_COLUMNS",
-    "RUN_COLUMN",
     "Estimate",
-    "Sample",
     "bootstrap",
     "bootstrap_median",
     "composed_ratio",
@@ -444,7 +438,6 @@ __all__ = [
     "median_ci",
     "ratio",
     "ratio_ci",
-    "runs_of",
     "sample",
     "slope",
     "sum_of_medians",

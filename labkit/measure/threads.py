@@ -131,12 +131,6 @@ def observe(experiment: str, when: str) -> ThreadCount:
 
 
 __all__ = [
-    "IO_THREAD_PREFIXES",
     "Rule",
-    "ThreadCount",
-    "ThreadCountError",
     "count_threads",
-    "observe",
-    "require_single_thread",
-    "watching",
 ]

@@ -28,6 +28,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from labkit.measure.setups import why_not_comparable
+
 #: The verdicts: the rule gives the first three, "not comparable" is decided before measuring
 #: from the claim's declared setup, "not measured" is where there is no figure.
 VERDICTS = ("reproduced", "differs", "inconclusive", "not comparable", "not measured")
@@ -190,8 +192,6 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None, setup: Any = 
     overrides the estimate's own.
     """
     if setup:
-        from labkit.measure.setups import why_not_comparable
-
         fig = None
         if estimate is not None and hasattr(estimate, "brief"):
             fig = estimate.brief() + (f" {band.unit}" if band is not None and band.unit else "")
@@ -228,6 +228,5 @@ __all__ = [
     "VERDICTS",
     "Verdict",
     "judge",
-    "not_comparable",
     "verdict",
 ]

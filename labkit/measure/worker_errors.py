@@ -163,12 +163,4 @@ def keys_differ(name: str, run: int, runs: int, first: list[str], these: list[st
     return err
 
 
-__all__ = [
-    "TAIL_LINES",
-    "WorkerError",
-    "WorkerTimeout",
-    "keep_partial",
-    "keys_differ",
-    "tail",
-    "worker_exception",
-]
+__all__: list[str] = []  # internal: errors of labkit.measure.workers

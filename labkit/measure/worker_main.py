@@ -137,4 +137,4 @@ def worker_main(spec: Mapping[str, Any]) -> int:
         return 3
 
 
-__all__ = ["Target", "lookup", "register", "worker_main"]
+__all__: list[str] = []  # internal: run as python -m labkit.measure.worker_main

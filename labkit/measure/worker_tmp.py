@@ -70,4 +70,4 @@ def private_tmp() -> Iterator[Path]:
             yield Path(tmp)
 
 
-__all__ = ["TMP_OWNER", "TMP_PREFIX", "private_tmp", "remove_stale_tmp"]
+__all__: list[str] = []  # internal: private temporary folders of labkit.measure.workers

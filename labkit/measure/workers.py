@@ -56,12 +56,14 @@ import os
 import pickle
 import select
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import labkit
 from labkit.live import ring as _live_ring  # noqa: F401 (what a live worker loads: probe_threads)
 from labkit.live import sources as _live_sources  # noqa: F401
 from labkit.live import syscalls as _live_syscalls  # noqa: F401
@@ -74,8 +76,8 @@ from labkit.measure.worker_errors import (
     keys_differ,
     worker_exception,
 )
-from labkit.measure.worker_main import Target, lookup, register, worker_main
-from labkit.measure.worker_tmp import private_tmp, remove_stale_tmp
+from labkit.measure.worker_main import Target, lookup, register
+from labkit.measure.worker_tmp import private_tmp
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -167,8 +169,6 @@ def _worker_env() -> dict[str, str]:
 
 def _search_path() -> list[str]:
     """The parent's import path, the directory of the labkit it imported first."""
-    import labkit
-
     root = str(Path(labkit.__file__).resolve().parent.parent)
     rest = [p for p in sys.path if p and p != root]
     return [root, *rest]
@@ -217,7 +217,7 @@ def run_in_workers(
             out of time.
         RuntimeError: when called inside a worker (runs do not nest).
     """
-    import pandas as pd
+    import pandas as pd  # on use: the workers import this module
 
     if threads.watching():
         raise RuntimeError("run_in_workers: already inside a worker (runs do not nest)")
@@ -284,8 +284,6 @@ def _one_run(
     single_thread: bool,
     allow_io_threads: bool,
 ) -> pd.DataFrame:
-    import subprocess
-
     name = tgt.id
     base = tmp / f"run{run}"
     spec = {
@@ -346,7 +344,7 @@ def _one_run(
     if not out.exists():
         msg = f"{where} exited without writing its rows"
         raise died(WorkerError, msg, name, run, log_path, code)
-    import pandas as pd
+    import pandas as pd  # on use: the workers import this module
 
     with open(out, "rb") as f:
         rows = pickle.load(f)  # written by our own worker into our private directory
@@ -405,12 +403,5 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "THREAD_ENV",
     "WorkerError",
-    "WorkerTimeout",
-    "Target",
-    "lookup",
-    "probe_threads",
-    "remove_stale_tmp",
-    "run_in_workers",
     "target",
-    "worker_main",
 ]

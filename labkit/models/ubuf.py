@@ -450,18 +450,11 @@ def work_table(models: Mapping[str, _Model], calls: int = 1000) -> Any:
 
 
 __all__ = [
-    "WORK_COLUMNS",
-    "ASYNC_STATE_BYTES",
-    "ITER_STATE_BYTES",
-    "OPS",
     "URING_LABELS",
-    "URING_VARIANTS",
-    "SharedMemory",
+    "WORK_COLUMNS",
     "SyscallModel",
     "UringModel",
-    "Work",
     "batches",
-    "default_iters",
     "defer_every_for",
     "mechanics_models",
     "read_zero_models",

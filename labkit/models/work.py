@@ -65,4 +65,4 @@ class Work:
         )
 
 
-__all__ = ["Work"]
+__all__: list[str] = []  # internal: the work record of labkit.models.ubuf

@@ -1,11 +1,26 @@
 """Reporting: headline figures and their verdicts, plots, saved figures, ``labkit reproduce``.
 
-The summary API (:mod:`labkit.report.summary`, with the verdict rule of
+The summary API (:mod:`labkit.report.summary` and its formatting,
+:mod:`labkit.report.summary_format`, with the verdict rule of
 :mod:`labkit.measure.verdicts`) is re-exported here, so a notebook writes
 ``from labkit import report; report.record(...)``.
 """
 
-from labkit.report import summary
-from labkit.report.summary import *  # noqa: F403 (re-exports summary.__all__)
+from labkit.measure.verdicts import TOO_NOISY, judge, verdict
+from labkit.report.summary import COLUMNS, out_dir, record, savefig, summary_table
+from labkit.report.summary_format import SummaryView, format_figure, format_summary, summary_html
 
-__all__ = list(summary.__all__)
+__all__ = [
+    "COLUMNS",
+    "TOO_NOISY",
+    "SummaryView",
+    "format_figure",
+    "format_summary",
+    "judge",
+    "out_dir",
+    "record",
+    "savefig",
+    "summary_html",
+    "summary_table",
+    "verdict",
+]

@@ -265,8 +265,13 @@ def from_reproduction(out: str | Path, dest: str | Path | None = None) -> Path:
 
 
 def json_sessions(out: Path) -> int:
-    """The number of sessions a reproduction in ``out`` measured (``.state/sessions.json``;
-    1 when it does not say)."""
+    """The number of sessions a reproduction in ``out`` measured (its measuring phase's
+    ``measured/index.json``, or an older run's ``.state/sessions.json``; 1 when neither
+    says)."""
+    try:
+        return len(json.loads((out / "measured" / "index.json").read_text())["sessions"]) or 1
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
     try:
         return int(json.loads((out / ".state" / "sessions.json").read_text())["sessions"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -298,15 +303,9 @@ def gallery_bundles(gallery: str | Path | None = None) -> list[Path]:
 
 
 __all__ = [
-    "FORMAT",
-    "GALLERY",
-    "Bundle",
     "BundleError",
     "add_to_gallery",
-    "default_gallery",
-    "from_reproduction",
     "gallery_bundles",
-    "json_sessions",
     "load",
     "write",
 ]

@@ -152,12 +152,4 @@ def title_text(record: dict[str, Any], name: str) -> str:
     return " · ".join(titles) if titles else name
 
 
-__all__ = [
-    "SavedFigure",
-    "describe",
-    "find_saved",
-    "heading_anchors",
-    "read_sidecar",
-    "series_text",
-    "title_text",
-]
+__all__: list[str] = []  # internal: saved figures of labkit.report.summary and reproduce

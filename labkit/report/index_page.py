@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit.report import figures as figs
-from labkit.report import summary as report
+from labkit.report import summary_format
 from labkit.report.progress import format_seconds
 from labkit.report.run_state import describe_code
 
@@ -127,7 +127,7 @@ def _header(rep: Any) -> str:
 
 def _markdown(text: str) -> str:
     try:
-        from nbconvert.filters.markdown import markdown2html
+        from nbconvert.filters.markdown import markdown2html  # the [lab] extra
 
         return markdown2html(text)
     except Exception:  # noqa: BLE001 - plain text is a fine caption too
@@ -207,7 +207,7 @@ def index_html(rep: Any) -> str:
 Published = the figure of the original mail; model = labkit's C model of the kernel code;
 live = the running kernel.</p>
 <h2>Summary</h2>
-{report.summary_html(table)}
+{summary_format.summary_html(table)}
 <h2>Notebooks</h2>
 {_notebook_rows(rep)}
 <h2>Figures</h2>

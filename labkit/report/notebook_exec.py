@@ -23,6 +23,7 @@ from typing import Any
 
 from labkit import _files, config
 from labkit.report.notebook_files import drop_stored_run_file
+from labkit.report.run_state import NotebookError, read_notebook
 
 #: Tags papermill gives the cells it adds (they are not in the source notebook).
 ADDED_BY_PAPERMILL = {"injected-parameters", "papermill-error-cell-tag"}
@@ -128,8 +129,8 @@ def _kernel_manager_class(log_path: Path, root: Path | None = None) -> type:
     Where this jupyter_client and pyzmq can, the kernel's channels are also
     encrypted (CurveZMQ keys provisioned by the manager).
     """
-    import zmq
-    from jupyter_client import AsyncKernelManager
+    import zmq  # the [lab] extra
+    from jupyter_client import AsyncKernelManager  # the [lab] extra
 
     class QuietKernelManager(AsyncKernelManager):
         async def _async_pre_start_kernel(self, **kw: Any) -> Any:
@@ -273,9 +274,9 @@ def execute(
         A :class:`CellReport`.  OSError raised while writing ``partial`` and
         KeyboardInterrupt propagate (the caller owns the outputs and SIGINT).
     """
-    import papermill
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-    from papermill.exceptions import PapermillExecutionError
+    import papermill  # the [lab] extra
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError  # the [lab] extra
+    from papermill.exceptions import PapermillExecutionError  # the [lab] extra
 
     rep = CellReport()
     last: dict[str, Any] = {"index": None, "t": None}
@@ -381,8 +382,6 @@ def execute(
 
 def _failing_cell(path: Path, plan: NotebookPlan) -> tuple[int, int | None, str] | None:
     """(source index, execution count, first code line) of the first cell with an error output."""
-    from labkit.report.run_state import NotebookError, read_notebook
-
     try:
         nb = read_notebook(path)
     except NotebookError:
@@ -412,14 +411,4 @@ def remove_quietly(path: Path, root: Path | None = None) -> None:
         pass
 
 
-__all__ = [
-    "CellReport",
-    "NotebookPlan",
-    "SigintStops",
-    "environ",
-    "execute",
-    "kernel_env",
-    "first_code_line",
-    "kill_kernels",
-    "remove_quietly",
-]
+__all__: list[str] = []  # internal: runs notebooks for labkit.report.reproduce

@@ -27,9 +27,12 @@ import argparse
 import copy
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from labkit.report.summary import atomic_write_text
 
 #: The kernelspec JupyterLab writes for ipykernel's kernel.
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
@@ -86,7 +89,7 @@ def normalise(nb: Any, *, python_version: str | None = None) -> Any:
     Returns:
         The normalised notebook (``nb`` itself is not modified).
     """
-    import nbformat
+    import nbformat  # the [lab] extra
 
     nb = copy.deepcopy(nb)
     if nb.get("nbformat") != 4:
@@ -114,7 +117,7 @@ def normalise(nb: Any, *, python_version: str | None = None) -> Any:
             del cell.metadata["tags"]
     if nb.get("nbformat_minor", 0) < 5:
         nb.nbformat_minor = 5
-    from nbformat.corpus.words import generate_corpus_id
+    from nbformat.corpus.words import generate_corpus_id  # the [lab] extra
 
     for cell in nb.cells:  # nbformat 4.5 requires an id per cell (as JupyterLab adds them)
         if not cell.get("id"):
@@ -132,9 +135,7 @@ def drop_stored_run(nb: Any) -> Any:
 
 def drop_stored_run_file(path: str | Path) -> None:
     """:func:`drop_stored_run` on a file, rewritten only if it names a stored run."""
-    import nbformat
-
-    from labkit.report.summary import atomic_write_text
+    import nbformat  # the [lab] extra
 
     nb = nbformat.read(str(path), as_version=4)
     tagged = any(STORED_RUN_TAG in c.get("metadata", {}).get("tags", []) for c in nb.cells)
@@ -144,7 +145,7 @@ def drop_stored_run_file(path: str | Path) -> None:
 
 def dumps(nb: Any) -> str:
     """The file's text as jupyter_server writes it (``nbformat.write``: a final newline)."""
-    import nbformat
+    import nbformat  # the [lab] extra
 
     text = nbformat.writes(nb, version=nbformat.NO_CONVERT)
     return text if text.endswith("\n") else text + "\n"
@@ -152,9 +153,7 @@ def dumps(nb: Any) -> str:
 
 def normalised_text(path: str | Path, *, python_version: str | None = None) -> str:
     """What :func:`normalise_file` would write for ``path``."""
-    import warnings
-
-    import nbformat
+    import nbformat  # the [lab] extra
 
     with warnings.catch_warnings():  # "cell is missing an id": normalise adds the ids
         warnings.simplefilter("ignore", nbformat.warnings.MissingIDFieldWarning)
@@ -171,8 +170,6 @@ def would_change(path: str | Path, *, python_version: str | None = None) -> bool
 
 def normalise_file(path: str | Path, *, python_version: str | None = None) -> bool:
     """Rewrite ``path`` in the form JupyterLab writes (atomically). True if it changed."""
-    from labkit.report.summary import atomic_write_text
-
     text = normalised_text(path, python_version=python_version)
     if Path(path).read_text(encoding="utf-8") == text:
         return False
@@ -210,18 +207,5 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "KERNELSPEC",
-    "PAPERMILL_TAGS",
-    "STORED_RUN_TAG",
-    "drop_stored_run",
-    "drop_stored_run_file",
-    "INTERVAL_IN_PROSE",
-    "dumps",
-    "intervals_in_prose",
-    "language_info",
     "main",
-    "normalise",
-    "normalise_file",
-    "normalised_text",
-    "would_change",
 ]

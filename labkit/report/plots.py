@@ -278,10 +278,7 @@ def cost_vs_size(
 
 __all__ = [
     "COLORS",
-    "PowerFit",
-    "RC",
     "apply_style",
-    "cost_vs_size",
     "fit_power_law",
     "ours_vs_published",
     "style",

@@ -1,8 +1,9 @@
-"""Several sessions of one reproduction, pooled into one summary with the session on top.
+"""Several summaries of one host (sessions, reproductions), pooled with the session on top.
 
-``labkit reproduce --sessions N`` measures the whole reproduction N times, with a
-pause between (each session into ``<out>/sessions/<k>/``), then writes
-``<out>/summary.csv`` from the N session summaries: per claim, the sessions'
+``labkit reproduce --sessions N`` pools inside the reproduction (its measuring
+phase repeats N times, :mod:`labkit.claims.schedule`, and each claim's row is
+already pooled).  :func:`pool_summaries` does the same for the summaries of
+separate reproductions (``benchmarks/verdict_stability.py``): per claim, the runs'
 estimates pooled by random effects (:func:`labkit.measure.sessions.pool`: the
 interval has the session as the unit of replication, its width includes the
 spread between sessions), judged against the same band by the same rule
@@ -119,52 +120,4 @@ def pool_summaries(tables: Sequence[pd.DataFrame], fingerprint: str | None = Non
     return pd.DataFrame(rows, columns=cols)
 
 
-def run_sessions(sessions: int, pause: float = 60.0, **options: Any) -> tuple[list[Any], Any]:
-    """``labkit reproduce --sessions N``: the reproduction N times into
-    ``<out>/sessions/<k>`` (every notebook rerun: each session measures anew), ``pause``
-    seconds apart, then the pooled ``<out>/summary.csv`` and ``summary.txt`` and
-    ``<out>/.state/sessions.json``.
-
-    ``options`` are :func:`labkit.report.reproduce.run`'s.  Stops at the first session
-    that does not complete (interrupted, a notebook failed): nothing is pooled then.
-
-    Returns:
-        (the sessions' :class:`~labkit.report.reproduce.Reproduction` s, the pooled
-        summary or None when a session did not complete).
-
-    Raises:
-        ValueError: for fewer than 2 sessions or a negative pause.
-    """
-    import json
-    import time
-    from pathlib import Path
-
-    from labkit.measure import host
-    from labkit.report import reproduce
-    from labkit.report.summary import atomic_write_text, format_summary
-
-    if int(sessions) < 2:
-        raise ValueError(f"sessions must be 2 or more for pooling, got {sessions}")
-    if pause < 0:
-        raise ValueError(f"pause must be >= 0 seconds, got {pause}")
-    quick = bool(options.get("quick"))
-    out = Path(options.pop("out", None) or reproduce.default_out(quick))
-    options.pop("force", None)
-    reps = []
-    for k in range(1, int(sessions) + 1):
-        if k > 1:
-            time.sleep(pause)
-        rep = reproduce.run(out=out / "sessions" / str(k), force=True, **options)
-        reps.append(rep)
-        if not rep.ok:
-            return reps, None
-    fingerprint = host.fingerprint(host.host_record())
-    table = pool_summaries([r.summary for r in reps], fingerprint)
-    atomic_write_text(out / "summary.csv", table.to_csv(index=False))
-    atomic_write_text(out / "summary.txt", format_summary(table) + "\n")
-    state = {"sessions": int(sessions), "pause_s": pause, "folders": [str(r.out) for r in reps]}
-    atomic_write_text(out / ".state" / "sessions.json", json.dumps(state, indent=1) + "\n")
-    return reps, table
-
-
-__all__ = ["ADDED", "pool_summaries", "run_sessions"]
+__all__: list[str] = []  # internal: the summaries of separate reproductions pooled

@@ -35,6 +35,7 @@ import argparse
 import hashlib
 import html
 import json
+import platform
 import shutil
 import sys
 from collections.abc import Sequence
@@ -43,11 +44,16 @@ from typing import Any
 
 import pandas as pd
 
+import labkit
 from labkit import config
-from labkit.report import notebook_files
+from labkit.measure.envinfo import cpu_model
+from labkit.report import notebook_files, reproduce, summary_format
 from labkit.report import summary as report
 from labkit.report.bundle import from_reproduction
+from labkit.report.run_state import load_state, state_path
 
+#: The summary files of a reproduction that the reference stores.
+SUMMARY_FILES = ("summary.csv", "summary.txt")
 #: The file beside ``summary.csv`` that names the run.
 RUN_FILE = "run.json"
 
@@ -57,10 +63,6 @@ def _sha256(path: Path) -> str:
 
 
 def _host() -> dict[str, str]:
-    import platform
-
-    from labkit.measure.envinfo import cpu_model
-
     return {"cpu": cpu_model(), "kernel": platform.release(), "machine": platform.machine()}
 
 
@@ -88,7 +90,7 @@ def provenance_text(run: dict[str, Any]) -> str:
 def stored_notebook(executed: Path, run: dict[str, Any]) -> str:
     """The text to store for an executed notebook of ``run``: normalised, named, with its
     provenance line under the first cell."""
-    import nbformat
+    import nbformat  # the [lab] extra
 
     nb = notebook_files.normalise(nbformat.read(str(executed), as_version=4))
     nb = notebook_files.drop_stored_run(nb)
@@ -108,6 +110,7 @@ def store_reference(
     reproduction: str | Path | None = None,
     force: bool = True,
     progress: bool = True,
+    measure: Any = None,
 ) -> dict[str, Any]:
     """Run the reproduction and store it as the reference (see the module docstring).
 
@@ -119,6 +122,8 @@ def store_reference(
             ``data/reproduction``).
         force: rerun every notebook (default), not only those that changed.
         progress: show progress on stderr.
+        measure: the measuring phase, as ``labkit reproduce`` runs it
+            (:func:`labkit.claims.schedule.phase`; ``make reference`` passes it).
 
     Returns:
         The run record written to ``run.json``.
@@ -126,23 +131,24 @@ def store_reference(
     Raises:
         RuntimeError: if a notebook failed (nothing is stored then).
     """
-    import labkit
-    from labkit.report import reproduce
-    from labkit.report.run_state import load_state, state_path
-
     if config.checkout() is None and (notebooks is None or reproduction is None):
         raise RuntimeError("an installed labkit stores no reference: give the folders to write")
     nb_dir = Path(notebooks) if notebooks is not None else reproduce.notebooks_dir()
     dest = Path(reproduction) if reproduction is not None else config.resource("reproduction")
     kw = {"quick": quick, "out": out, "notebooks": nb_dir, "progress": progress}
-    rep = reproduce.run(force=force, **kw)
+    rep = reproduce.run(force=force, measure=measure, **kw)
     if not rep.ok:
         raise RuntimeError("the reproduction did not complete: " + _failures(rep))
+    # The summary of the run that measured: the index's rerun below would mark every other
+    # notebook's rows "carried over" (up to date), although they are this run's own.
+    summaries = {name: (rep.out / name).read_bytes() for name in SUMMARY_FILES}
     index = reproduce.find_notebooks(nb_dir)[0].name
     state_path(rep.out, index).unlink()  # rerun the index alone: its table shows this run
     again = reproduce.run(**kw)
     if not again.ok:
         raise RuntimeError("the index notebook did not complete: " + _failures(again))
+    for name, data in summaries.items():
+        report.atomic_write_text(rep.out / name, data)
     from_reproduction(again.out)  # <out>/bundle, as labkit reproduce writes it (make gallery)
     host = _host()
     windows = {}
@@ -163,7 +169,7 @@ def store_reference(
         for p in reproduce.find_notebooks(nb_dir)
     }
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("summary.csv", "summary.txt"):
+    for name in SUMMARY_FILES:
         shutil.copyfile(rep.out / name, dest / name)
     run["summary_sha256"] = _sha256(dest / "summary.csv")
     for name, text in texts.items():
@@ -221,15 +227,16 @@ def check_reference(notebooks: str | Path, reproduction: str | Path) -> list[str
                 f"{what}: recorded {row['recorded']}, outside {name}'s run "
                 f"({window['started']} to {window['finished']})"
             )
-        printed = report.row_cells(row)["measured [95% CI]"]
+        printed = summary_format.row_cells(row)["measured [95% CI]"]
         for shown in {name, index}:
             if printed not in _outputs_text(stored[shown]):
                 problems.append(f"{what}: {printed!r} is not in the outputs of {shown}")
     return problems
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m labkit.report.reference [--quick] [--out DIR]``."""
+def main(argv: Sequence[str] | None = None, measure: Any = None) -> int:
+    """``python -m labkit.report.reference [--quick] [--out DIR]`` (``measure``: see
+    :func:`store_reference`; without it each notebook measures its own experiments)."""
     parser = argparse.ArgumentParser(
         prog="python -m labkit.report.reference",
         description="Run the full reproduction and store it as the reference: the executed "
@@ -247,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             out=args.out,
             notebooks=args.notebooks,
             reproduction=args.reproduction,
+            measure=measure,
         )
     except RuntimeError as exc:
         print(f"labkit reference: {exc}; nothing stored", file=sys.stderr)
@@ -260,11 +268,5 @@ if __name__ == "__main__":
 
 
 __all__ = [
-    "RUN_FILE",
-    "check_reference",
     "main",
-    "provenance_text",
-    "run_id",
-    "store_reference",
-    "stored_notebook",
 ]

@@ -34,7 +34,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -144,6 +144,7 @@ class Reproduction:
     finished: str | None = None
     interrupted: NotebookRun | None = None
     output_errors: list[str] = field(default_factory=list)
+    measured_s: float | None = None  #: the measuring phase's seconds (None: no phase ran)
 
     @property
     def failed(self) -> list[NotebookRun]:
@@ -215,6 +216,12 @@ class _Item:
     run: bool = True
     reason: str = ""
     error: str | None = None
+
+
+def _reads_claims(item: _Item) -> bool:
+    """True when a code cell of the notebook uses ``labkit.claims``."""
+    code = [c for c in (item.plan.cells if item.plan else []) if c.get("cell_type") == "code"]
+    return any("claims" in "".join(c.get("source", "")) for c in code)
 
 
 def _plan(nbs: list[Path], out: Path, params: dict[str, Any], force: bool, html: bool) -> list:
@@ -359,6 +366,7 @@ def run(
     progress: bool = True,
     timeout: float | None = None,
     html_report: bool = True,
+    measure: Callable[[Path, bool], Any] | None = None,
 ) -> Reproduction:
     """Execute every numbered notebook and write the reproduction into ``out``.
 
@@ -370,6 +378,8 @@ def run(
         progress: show progress on stderr.
         timeout: seconds allowed per cell (None: no limit).
         html_report: write the HTML pages and index.
+        measure: ``measure(out, quick)``, run first when a notebook using ``claims`` runs
+            (``labkit reproduce`` passes :func:`labkit.claims.schedule.phase`); they read its rows.
 
     Returns:
         A :class:`Reproduction`; ``.failed`` lists the notebooks that did not
@@ -392,7 +402,7 @@ def run(
     lock = lock_out(out_path)
     try:
         return _run_locked(
-            nbs, nb_dir, out_path, quick, force, html_report, timeout, progress, start
+            nbs, nb_dir, out_path, quick, force, html_report, timeout, progress, start, measure
         )
     finally:
         lock.release()
@@ -408,11 +418,19 @@ def _run_locked(
     timeout: float | None,
     progress: bool,
     start: float,
+    measure: Callable[[Path, bool], Any] | None = None,
 ) -> Reproduction:
     """The body of :func:`run`, while the output folder is locked."""
     params = {"QUICK": bool(quick)}
     rep = Reproduction(out=out_path, quick=bool(quick))
     items = _plan(nbs, out_path, params, force, html_report)
+    if measure is not None and any(i.run and i.error is None and _reads_claims(i) for i in items):
+        t0 = time.perf_counter()
+        measure(out_path, bool(quick))  # Ctrl-C here: KeyboardInterrupt, nothing kept
+        rep.measured_s = time.perf_counter() - t0
+        for i in items:  # a notebook that reads the claims reads the new measurements
+            if i.error is None and not i.run and _reads_claims(i):
+                i.run, i.reason = True, "new measurements"
     planned = [
         Planned(
             i.nb.name,

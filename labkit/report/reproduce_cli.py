@@ -9,7 +9,9 @@ A completed reproduction also writes its result bundle, ``<out>/bundle``
 
 from __future__ import annotations
 
+import functools
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +42,8 @@ def print_reproduction(rep: Reproduction, stream: Any = None) -> None:
         head = f"labkit reproduce ({mode} mode): {len(rep.runs)} notebooks in {rep.seconds:.1f} s"
         if fresh:
             head += f" ({len(ran)} ran, {len(fresh)} up to date)"
+        if rep.measured_s is not None:
+            head += f"; the measuring phase took {rep.measured_s:.1f} s of it"
     print(head, file=stream)
     width = max(len(r.name) for r in rep.runs) if rep.runs else 0
     for r in rep.runs:
@@ -74,7 +78,7 @@ def _interrupted_line(rep: Reproduction) -> str:
 def write_bundle(rep: Reproduction) -> Path | None:
     """The reproduction's result bundle in ``<out>/bundle`` (:mod:`labkit.report.bundle`);
     an error writing it joins ``rep.output_errors``."""
-    from labkit.report.bundle import from_reproduction
+    from labkit.report.bundle import from_reproduction  # only after a run: pandas, gzip
 
     try:
         return from_reproduction(rep.out)
@@ -83,17 +87,29 @@ def write_bundle(rep: Reproduction) -> Path | None:
         return None
 
 
-def main(**options: Any) -> int:
+def main(*, measure: Callable[..., Any] | None = None, **options: Any) -> int:
     """What ``labkit reproduce`` runs; returns the exit status (see :data:`EXIT_OK` ...).
 
     ``options`` are :func:`labkit.report.reproduce.run`'s keyword arguments
-    (quick, out, force, notebooks, progress, timeout).
+    (quick, out, force, notebooks, progress, timeout), and ``sessions`` and ``pause``:
+    ``measure(out, quick, sessions=, pause=, progress=)`` is the measuring phase run
+    before the notebooks (:func:`labkit.claims.schedule.phase`, which ``labkit
+    reproduce`` passes); without it each notebook measures its own experiments, in one
+    session.
     """
-    sessions = int(options.pop("sessions", 1) or 1)
-    pause = float(options.pop("pause", 60.0))
+    sessions = options.pop("sessions", None)  # None: the measuring phase's default
+    pause = float(options.pop("pause", 30.0))
+    if measure is not None:
+        options["measure"] = functools.partial(
+            measure, sessions=sessions, pause=pause, progress=options.get("progress", True)
+        )
+    bad = sessions is not None and int(sessions) < 1 or not pause >= 0
+    if bad or (measure is None and sessions not in (None, 1)):
+        why = f"--sessions must be >= 1 and --pause >= 0, got {sessions} and {pause}"
+        print(f"labkit reproduce: {why if bad else '--sessions needs the measuring phase'}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
     try:
-        if sessions > 1:
-            return _main_sessions(sessions, pause, options)
         rep = run(**options)
         if rep.interrupted is not None:
             print(_interrupted_line(rep), file=sys.stderr)
@@ -109,28 +125,6 @@ def main(**options: Any) -> int:
             "labkit reproduce: interrupted; run the same command again to resume.", file=sys.stderr
         )
         return EXIT_INTERRUPTED
-
-
-def _main_sessions(sessions: int, pause: float, options: dict[str, Any]) -> int:
-    """``--sessions N``: N sessions, pooled (:func:`labkit.report.pooled.run_sessions`)."""
-    from labkit.report.pooled import run_sessions
-
-    reps, table = run_sessions(sessions, pause, **options)
-    for k, rep in enumerate(reps, start=1):
-        print(f"session {k} of {sessions}: {rep.out} ({rep.seconds:.0f} s)")
-    last = reps[-1]
-    if table is None:
-        if last.interrupted is not None:
-            print(_interrupted_line(last), file=sys.stderr)
-            return EXIT_INTERRUPTED
-        print_reproduction(last)
-        return last.exit_status
-    last.out = last.out.parent.parent  # the pooled summary and the bundle are in <out>
-    last.summary = table
-    write_bundle(last)
-    print(f"pooled over {sessions} sessions: {last.out / 'summary.csv'}")
-    print(report.format_summary(table))
-    return last.exit_status
 
 
 DESCRIPTION = """\
@@ -183,23 +177,25 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument(
         "--sessions",
         type=int,
-        default=1,
+        default=None,
         metavar="N",
-        help="measure the whole reproduction N times, pauses between, and pool the verdicts "
-        "with the session as the unit of replication (default 1: one session)",
+        help="repeat the measuring phase (every experiment's runs, interleaved) N times, "
+        "pauses between; each verdict's interval then has the session as the unit of "
+        "replication (default: 3 in full mode, 1 in quick mode)",
     )
     parser.add_argument(
         "--pause",
         type=float,
-        default=60.0,
+        default=30.0,
         metavar="SECONDS",
-        help="pause between sessions (default 60)",
+        help="pause between sessions (default 30)",
     )
 
 
-def from_args(args: Any) -> int:
-    """Run ``labkit reproduce`` from parsed arguments."""
+def from_args(args: Any, measure: Callable[..., Any] | None = None) -> int:
+    """Run ``labkit reproduce`` from parsed arguments (``measure``: see :func:`main`)."""
     return main(
+        measure=measure,
         quick=args.quick,
         out=args.out,
         force=args.force,

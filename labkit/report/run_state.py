@@ -22,8 +22,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import labkit
 from labkit import _files
 from labkit.config import PACKAGE_DIR, checkout
+from labkit.measure.envinfo import git_state
 
 SOURCE_SUFFIXES = (".py", ".c", ".h", ".cdef")
 #: Folders of the output directory.
@@ -125,9 +127,6 @@ def run_hash(notebook: Path, params: dict[str, Any], package_dir: Path = PACKAGE
 @lru_cache(maxsize=1)
 def code_version() -> dict[str, Any]:
     """Which code produced a result: labkit's version, git commit (in a clone), source digest."""
-    import labkit
-    from labkit.measure.envinfo import git_state
-
     root = checkout()
     commit, dirty = git_state(root) if root is not None else (None, None)
     return {
@@ -318,25 +317,4 @@ def forget_rows(out: Path, nb_name: str) -> int:
     return gone
 
 
-__all__ = [
-    "MIN_FREE_BYTES",
-    "NotebookError",
-    "OutputError",
-    "check_out",
-    "forget_rows",
-    "recorded_rows",
-    "code_version",
-    "describe_code",
-    "executed_complete",
-    "file_sha256",
-    "load_state",
-    "lock_out",
-    "notebook_sources",
-    "out_lock",
-    "package_sources",
-    "read_notebook",
-    "run_hash",
-    "state_path",
-    "up_to_date",
-    "write_state",
-]
+__all__: list[str] = []  # internal: the run state of labkit.report.reproduce

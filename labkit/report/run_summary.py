@@ -71,4 +71,4 @@ def run_summary(rep: Reproduction) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
-__all__ = ["THIS_RUN", "run_summary"]
+__all__: list[str] = []  # internal: the summary of one labkit reproduce run

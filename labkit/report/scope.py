@@ -54,8 +54,11 @@ def judge_row(
     found = setups.mismatches(claim, quick) if claim else []
     v = judge(measured, band, noise=noise, setup=found)
     n = int(getattr(measured, "n_sessions", 1) or 1) if measured is not None else 1
-    spread = getattr(measured, "between_session", float("nan"))
-    extra = {"scope": sessions.scope_text(n, fingerprint(), spread), "original": ""}
+    # one scope for every row of a run (the summary's header line); each row's own spread
+    # between sessions is its noise column (Estimate.noise is the between-session SD then)
+    where = sessions.scope_text(n, fingerprint())
+    where += " (noise: the SD between sessions)" if n > 1 else ""
+    extra = {"scope": where, "original": ""}
     if claim and measured is not None:
         from labkit.experiments.original import consistency
 
@@ -63,4 +66,4 @@ def judge_row(
     return v, extra
 
 
-__all__ = ["COLUMNS", "fingerprint", "judge_row"]
+__all__: list[str] = []  # internal: where a verdict holds, for labkit.report.reproduce

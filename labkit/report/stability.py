@@ -25,7 +25,12 @@ import pandas as pd
 
 from labkit.report.summary import format_interval
 
-__all__ = ["OUTCOMES", "by_host", "compare", "format_comparison", "counts"]
+__all__ = [
+    "by_host",
+    "compare",
+    "counts",
+    "format_comparison",
+]
 
 #: What happened to one quantity's verdict over the reproductions compared.
 OUTCOMES = ("same", "moved", "flipped")

@@ -56,19 +56,10 @@ import pandas as pd
 
 from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
-from labkit.measure.verdicts import TOO_NOISY, VERDICTS, Verdict, judge, verdict
+from labkit.report.figures import describe
 from labkit.report.summary_format import (
-    HTML_COLUMNS,
-    NOTEBOOK_COLUMNS,
-    SUMMARY_CSS,
-    TEXT_COLUMNS,
-    VERDICT_COLOURS,
-    SummaryView,
-    format_figure,
     format_interval,
     format_summary,
-    row_cells,
-    summary_html,
 )
 
 #: Columns of the summary table, in order.
@@ -320,7 +311,6 @@ def savefig(fig: Any, name: str, *, dpi: int = 120, caption: str | None = None) 
         fig.savefig(drawn, format=ext, dpi=dpi, bbox_inches="tight", metadata=_metadata(ext))
         atomic_write_text(path, drawn.getvalue())
         paths.append(path)
-    from labkit.report.figures import describe
 
     record = json.dumps(describe(fig, caption), indent=1) + "\n"
     atomic_write_text(folder / f"{name}.json", record)
@@ -335,27 +325,9 @@ def _metadata(ext: str) -> dict[str, Any]:
 
 
 __all__ = [
-    "COLUMNS",
-    "HTML_COLUMNS",
-    "NOTEBOOK_COLUMNS",
-    "VERDICT_COLOURS",
-    "SUMMARY_CSS",
-    "TEXT_COLUMNS",
-    "TOO_NOISY",
-    "VERDICTS",
-    "Verdict",
-    "atomic_write_text",
-    "figures_dir",
-    "format_figure",
     "format_interval",
     "format_summary",
-    "judge",
-    "out_dir",
     "record",
-    "row_cells",
     "savefig",
-    "SummaryView",
-    "summary_html",
     "summary_table",
-    "verdict",
 ]

@@ -15,6 +15,7 @@ import html
 import math
 import re
 import textwrap
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -195,25 +196,28 @@ def summary_html(df: pd.DataFrame, *, layout: str = "wide") -> str:
         return "<p>(no results recorded)</p>"
     if layout == "notebook":
         return _notebook_html(df)
-    esc = html.escape
-    head = "".join(f"<th>{esc(c)}</th>" for c in HTML_COLUMNS)
-    body = []
-    for _, r in df.iterrows():
-        cells = row_cells(r)
-        tds = []
-        for c in HTML_COLUMNS:
-            cls = ""
-            if c == "verdict":
-                cls = f" class='verdict-{_css(cells[c])}'"
-            elif c == "reason":
-                cls = " class='reason'"
-            tds.append(f"<td{cls}>{esc(cells[c])}</td>")
-        body.append("<tr>" + "".join(tds) + "</tr>")
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in HTML_COLUMNS)
+    body = [_row(row_cells(r), HTML_COLUMNS, _wide_attrs) for _, r in df.iterrows()]
+    return _table(head, body)
+
+
+def _wide_attrs(column: str, value: str) -> str:
+    if column == "verdict":
+        return f" class='verdict-{_css(value)}'"
+    return " class='reason'" if column == "reason" else ""
+
+
+def _row(cells: dict[str, str], columns: list[str], attrs: Callable[[str, str], str]) -> str:
+    """One ``<tr>`` of ``cells``, each ``<td>`` with the attributes ``attrs(column, value)``."""
+    tds = (f"<td{attrs(c, cells[c])}>{html.escape(cells[c])}</td>" for c in columns)
+    return "<tr>" + "".join(tds) + "</tr>"
+
+
+def _table(head: str, rows: list[str], attrs: str = "") -> str:
+    """A summary ``<table>``: its header cells, its body rows, attributes after the class."""
     return (
-        "<table class='summary'>\n<thead><tr>"
-        + head
-        + "</tr></thead>\n<tbody>\n"
-        + "\n".join(body)
+        f"<table class='summary'{attrs}>\n<thead><tr>{head}</tr></thead>\n<tbody>\n"
+        + "\n".join(rows)
         + "\n</tbody>\n</table>"
     )
 
@@ -233,19 +237,20 @@ def _notebook_html(df: pd.DataFrame) -> str:
     esc = html.escape
     left = "text-align:left; vertical-align:top"
     head = "".join(f"<th style='{left}'>{esc(c)}</th>" for c in NOTEBOOK_COLUMNS)
+
+    def attrs(column: str, value: str) -> str:
+        style = left
+        if column == "verdict" and value in VERDICT_COLOURS:
+            style += f"; background-color:{VERDICT_COLOURS[value]}"
+        if column == "quantity":
+            style += "; min-width:14em"
+        cls = f" class='verdict-{_css(value)}'" if column == "verdict" else ""
+        return f"{cls} style='{style}'"
+
     body = []
     for _, r in df.iterrows():
         cells = row_cells(r)
-        tds = []
-        for c in NOTEBOOK_COLUMNS:
-            style = left
-            if c == "verdict" and cells[c] in VERDICT_COLOURS:
-                style += f"; background-color:{VERDICT_COLOURS[cells[c]]}"
-            if c == "quantity":
-                style += "; min-width:14em"
-            cls = f" class='verdict-{_css(cells[c])}'" if c == "verdict" else ""
-            tds.append(f"<td{cls} style='{style}'>{esc(cells[c])}</td>")
-        body.append("<tr>" + "".join(tds) + "</tr>")
+        body.append(_row(cells, NOTEBOOK_COLUMNS, attrs))
         notes = [f"<em>reason:</em> {esc(cells['reason'])}"]
         if cells["explained"]:
             notes.append(f"<em>explained:</em> {esc(cells['explained'])}")
@@ -255,13 +260,7 @@ def _notebook_html(df: pd.DataFrame) -> str:
             + "<br>".join(notes)
             + "</td></tr>"
         )
-    return (
-        "<table class='summary' style='width:100%; table-layout:auto'>\n<thead><tr>"
-        + head
-        + "</tr></thead>\n<tbody>\n"
-        + "\n".join(body)
-        + "\n</tbody>\n</table>"
-    )
+    return _table(head, body, " style='width:100%; table-layout:auto'")
 
 
 class SummaryView:
@@ -278,16 +277,4 @@ class SummaryView:
         return format_summary(self.df)
 
 
-__all__ = [
-    "HTML_COLUMNS",
-    "NOTEBOOK_COLUMNS",
-    "SUMMARY_CSS",
-    "TEXT_COLUMNS",
-    "VERDICT_COLOURS",
-    "SummaryView",
-    "format_figure",
-    "format_interval",
-    "format_summary",
-    "row_cells",
-    "summary_html",
-]
+__all__: list[str] = []  # internal: formatting of labkit.report.summary

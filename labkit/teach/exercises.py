@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import labkit
 from labkit.core.memory import PAGE_SIZE
 
 #: The kinds of answer a part takes.
@@ -171,8 +172,6 @@ class Exercise:
 
 
 def _iovec_100_0_200() -> Any:
-    import labkit
-
     mem = labkit.UserMemory()
     m = mem.map(2 * PAGE_SIZE)
     return labkit.import_iovec(
@@ -194,8 +193,6 @@ def _solve_revert() -> tuple[int, int, int]:
 
 
 def _solve_import() -> tuple[str, ...]:
-    import labkit
-
     mem = labkit.UserMemory()
     m = mem.map(PAGE_SIZE)
     return tuple(
@@ -206,8 +203,7 @@ def _solve_import() -> tuple[str, ...]:
 
 def _solve_seek() -> tuple[int, int]:
     """A buffer registered 512 bytes into a page, 6 pages long; read at byte 10000."""
-    import labkit
-    from labkit.teach import viz
+    from labkit.teach import viz  # on use: matplotlib, to draw a solution
 
     mem = labkit.UserMemory()
     m = mem.map(8 * PAGE_SIZE)

@@ -22,10 +22,13 @@ from code (:meth:`Stepper.apply`), which is what tests do.
 from __future__ import annotations
 
 import base64
+import html
 import io
 import textwrap
 from dataclasses import dataclass
 from typing import Any
+
+import matplotlib.pyplot as plt
 
 from labkit.teach import viz
 
@@ -57,7 +60,7 @@ def widgets_available() -> bool:
     """True when ipywidgets can be imported and an IPython kernel is running."""
     try:
         import ipywidgets  # noqa: F401
-        from IPython import get_ipython
+        from IPython import get_ipython  # the [lab] extra
     except ImportError:
         return False
     shell = get_ipython()
@@ -152,8 +155,6 @@ class Stepper:
 
     def figure(self) -> Any:
         """The drawing of the current state (a new matplotlib figure)."""
-        import matplotlib.pyplot as plt
-
         lines = self.title_lines()
         fig, ax = plt.subplots(figsize=(self.width, 2.3 + 0.16 * (len(lines) - 1)))
         viz.draw_iter(
@@ -170,8 +171,6 @@ class Stepper:
 
     def png(self) -> bytes:
         """The drawing of the current state as PNG bytes."""
-        import matplotlib.pyplot as plt
-
         fig = self.figure()
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
@@ -186,7 +185,7 @@ class Stepper:
         """
         if self._widget is not None or not widgets_available():
             return self._widget
-        import ipywidgets as w
+        import ipywidgets as w  # the [lab] extra
 
         slider = w.IntSlider(
             value=self.nbytes,
@@ -215,8 +214,6 @@ class Stepper:
         return self._widget
 
     def _line_html(self) -> str:
-        import html
-
         last = self.steps[-1]
         colour = "#b00020" if last.refused else "#222"
         return f"<code style='color:{colour}'>{html.escape(self.describe())}</code>"
@@ -242,7 +239,7 @@ class Stepper:
     def _ipython_display_(self) -> None:
         """In a kernel with ipywidgets: the controls, then the drawing as an output of its
         own with a display id, which each step updates in place.  Elsewhere: the drawing."""
-        from IPython.display import display
+        from IPython.display import display  # the [lab] extra
 
         panel = self.widget()
         if panel is None:
@@ -263,11 +260,6 @@ def stepper(it: Any, **kwargs: Any) -> Stepper:
 
 
 __all__ = [
-    "CONTROLS_TEXT",
-    "OPERATIONS",
-    "TITLE_CHARS_PER_INCH",
-    "Step",
     "Stepper",
     "stepper",
-    "widgets_available",
 ]

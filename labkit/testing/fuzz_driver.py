@@ -49,6 +49,7 @@ import labkit
 from labkit import ITER_DEST, ITER_SOURCE, IovIter
 from labkit.core.fixed import BUGS, SEEKS
 from labkit.core.memory import PROT_NONE
+from labkit.measure import timers
 from labkit.testing.fuzz_inputs import (
     ALLOWED,
     BIG,
@@ -275,12 +276,10 @@ class Fuzzer(Inputs):
             for q in (it.state, it.single_seg_count, it.alignment, it.iovec, lambda: repr(it)):
                 self.call("query", q)
         elif op == 11 and VIZ:
-            from labkit.teach import viz
+            from labkit.teach import viz  # on use: matplotlib
 
             self.call("iter_segments", viz.iter_segments, it)
         elif op == 12 and it.count <= 2**20:
-            from labkit.measure import timers
-
             self.call("time_advance", timers.time_advance, it, n, self.rng.choice([1, 5]))
         elif op == 13:
             self.call("single_seg_count", it.single_seg_count)

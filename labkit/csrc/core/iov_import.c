@@ -18,14 +18,32 @@
 #include "iov_iter.h"
 
 /*
- * Copy the user's iovec array: into fast_iov when it holds nr_segs entries,
- * else into a new allocation.  A length negative as ssize_t is -EINVAL.
+ * Copy nr_segs entries of the user's array into iov and refuse a length
+ * negative as ssize_t, as copy_iovec_from_user() (both eras: 6.4's single
+ * segment is copied like any array).  That the array is mapped is the
+ * caller's check (it plays copy_from_user()'s fault handling).
+ */
+static inline int copy_iovec_from_user(struct lk_iovec *iov, const struct lk_iovec *uvec,
+				       unsigned long nr_segs)
+{
+	unsigned long seg;
+
+	for (seg = 0; seg < nr_segs; seg++) {
+		if ((ssize_t)uvec[seg].iov_len < 0)
+			return -EINVAL;
+		iov[seg] = uvec[seg];
+	}
+	return 0;
+}
+
+/*
+ * Copy the user's iovec array, as iovec_from_user(): into fast_iov when it
+ * holds nr_segs entries, else into a new allocation.
  */
 static struct lk_iovec *iovec_from_user(const struct lk_iovec *uvec, unsigned long nr_segs,
 					unsigned int fast_segs, struct lk_iovec *fast_iov, int *err)
 {
 	struct lk_iovec *iov = fast_iov;
-	unsigned long seg;
 
 	*err = 0;
 	if (nr_segs == 0)
@@ -41,14 +59,11 @@ static struct lk_iovec *iovec_from_user(const struct lk_iovec *uvec, unsigned lo
 			return NULL;
 		}
 	}
-	for (seg = 0; seg < nr_segs; seg++) {
-		if ((ssize_t)uvec[seg].iov_len < 0) {
-			if (iov != fast_iov)
-				free(iov);
-			*err = -EINVAL;
-			return NULL;
-		}
-		iov[seg] = uvec[seg];
+	*err = copy_iovec_from_user(iov, uvec, nr_segs);
+	if (*err) {
+		if (iov != fast_iov)
+			free(iov);
+		return NULL;
 	}
 	return iov;
 }
@@ -111,6 +126,25 @@ int lk_import_single_range(int direction, uintptr_t buf, size_t len, struct lk_i
 	return ret;
 }
 
+/*
+ * 6.4+: a single segment becomes ITER_UBUF, as __import_iovec_ubuf(): the
+ * segment is first copied from the user's array (into the caller's fast_iov,
+ * as the kernel copies into *iovp) and checked, then import_ubuf() checks its
+ * range.
+ */
+static ssize_t import_iovec_ubuf(int direction, const struct lk_iovec *uvec,
+				 struct lk_iovec *fast_iov, struct lk_iov_iter *i,
+				 const struct lk_mm *mm)
+{
+	struct lk_iovec one, *iov = fast_iov ? fast_iov : &one;
+	int err = copy_iovec_from_user(iov, uvec, 1);
+
+	if (err)
+		return err;
+	err = lk_import_ubuf(direction, iov->iov_base, iov->iov_len, i, mm);
+	return err ? err : (ssize_t)i->count;
+}
+
 /**
  * lk_import_iovec - import a user iovec array, as import_iovec()
  * @direction: LK_ITER_DEST (a read fills it) or LK_ITER_SOURCE (a write drains it)
@@ -141,13 +175,8 @@ ssize_t lk_import_iovec(int direction, const struct lk_iovec *uvec, unsigned lon
 	*iovp = NULL;
 	if (direction != LK_ITER_DEST && direction != LK_ITER_SOURCE)
 		return -EINVAL;
-	if (era >= 64 && nr_segs == 1) {
-		/* 6.4+: a single segment becomes ITER_UBUF */
-		if ((ssize_t)uvec[0].iov_len < 0)
-			return -EINVAL;
-		err = lk_import_ubuf(direction, uvec[0].iov_base, uvec[0].iov_len, i, mm);
-		return err ? err : (ssize_t)i->count;
-	}
+	if (era >= 64 && nr_segs == 1)
+		return import_iovec_ubuf(direction, uvec, fast_iov, i, mm);
 
 	iov = iovec_from_user(uvec, nr_segs, fast_segs, fast_iov, &err);
 	if (!iov)

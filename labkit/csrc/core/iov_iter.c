@@ -485,7 +485,7 @@ int lk_iter_npages(const struct lk_iov_iter *i, int maxpages)
 			}
 		}
 		return (int)npages;
-	case LK_ITER_BVEC:
+	case LK_ITER_BVEC: /* as bvec_npages(): an empty bvec is not skipped, unlike an iovec */
 		for (k = 0; size && k < i->nr_segs; k++, skip = 0) {
 			const struct lk_bvec *p = &i->bvec[k];
 			size_t offs = (p->bv_offset + skip) % LK_PAGE_SIZE;
@@ -571,19 +571,32 @@ unsigned long lk_iter_alignment(const struct lk_iov_iter *i)
  * prefix that is mapped with that access is moved; the rest is returned as
  * not moved, so the copy stops at the first byte that would fault.  hint
  * caches the mapping the last piece ended in (see lk_mm_accessible()).
+ *
+ * lk_user_piece() is the model's stand-in for the kernel's user copy of one
+ * piece (clear_user(), copy_to_user(), ...): one out-of-line call per piece,
+ * as those are in the kernel, so that the iterator's own code around it is
+ * the kernel iterator's, and an instruction count can leave the stand-in out
+ * by its name as it leaves out the real code's (labkit.kernelsrc.reconcile).
  */
-static inline size_t user_step(const struct lk_iov_iter *i, uintptr_t base, size_t progress,
-			       size_t len, void *priv, lk_step_f step, size_t *hint)
+__attribute__((noinline)) static size_t lk_user_piece(const struct lk_mm *mm, unsigned int need,
+						      uintptr_t base, size_t progress, size_t len,
+						      void *priv, lk_step_f step, size_t *hint)
 {
-	size_t ok, remain;
+	size_t ok = lk_mm_reach(mm, base, len, need, hint);
+	size_t remain = len - ok;
 
-	if (!i->mm)
-		return step((void *)base, progress, len, priv);
-	ok = lk_mm_reach(i->mm, base, len, i->data_source ? LK_PROT_READ : LK_PROT_WRITE, hint);
-	remain = len - ok;
 	if (ok)
 		remain += step((void *)base, progress, ok, priv);
 	return remain;
+}
+
+static inline size_t user_step(const struct lk_iov_iter *i, uintptr_t base, size_t progress,
+			       size_t len, void *priv, lk_step_f step, size_t *hint)
+{
+	if (!i->mm)
+		return step((void *)base, progress, len, priv);
+	return lk_user_piece(i->mm, i->data_source ? LK_PROT_READ : LK_PROT_WRITE, base, progress,
+			     len, priv, step, hint);
 }
 
 LK_ALWAYS_INLINE size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step)
@@ -600,28 +613,31 @@ LK_ALWAYS_INLINE size_t iterate_ubuf(struct lk_iov_iter *i, size_t len, void *pr
 LK_ALWAYS_INLINE size_t iterate_iovec(struct lk_iov_iter *i, size_t len, void *priv, lk_step_f step,
 				      bool user)
 {
-	const struct lk_iovec *p = i->iov, *end = p + i->nr_segs;
+	const struct lk_iovec *p = i->iov;
+	unsigned long left = i->nr_segs; /* model only: the walk never passes the last segment */
 	size_t progress = 0, skip = i->iov_offset, hint = SIZE_MAX;
 
-	while (len && p < end) {
+	while (left) {
 		size_t part = lk_min(len, p->iov_len - skip);
 
 		if (likely(part)) {
 			uintptr_t base = p->iov_base + skip;
-			size_t remain = user ? user_step(i, base, progress, part, priv, step, &hint)
-					     : step((void *)base, progress, part, priv);
-			size_t consumed = part - remain;
 
-			progress += consumed;
-			skip += consumed;
-			len -= consumed;
+			part -= user ? user_step(i, base, progress, part, priv, step, &hint)
+				     : step((void *)base, progress, part, priv);
+			progress += part;
+			skip += part;
+			len -= part;
 			if (skip < p->iov_len)
 				break;
 		}
 		p++;
+		left--;
 		skip = 0;
+		if (!len)
+			break;
 	}
-	i->nr_segs -= p - i->iov;
+	i->nr_segs = left;
 	i->iov = p;
 	i->iov_offset = skip;
 	i->count -= progress;

@@ -20,7 +20,7 @@
  * Columns: X(ID, name, label, call, ring, layout, rwf)
  *   ID      the C id is LK_RV_<ID>
  *   name    the Python name (labkit.live.SYSCALL_VARIANTS / URING_OPS)
- *   label   for plots and tables (labkit.live.LABELS)
+ *   label   for plots and tables (labkit.live.variants.LABELS)
  *   call    the system call: LK_CALL_READ (read, or pread64 at an offset),
  *           LK_CALL_READV (readv / preadv), LK_CALL_PREADV2 (preadv2 with
  *           `rwf`), LK_CALL_NONE (io_uring only)

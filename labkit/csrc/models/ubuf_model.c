@@ -85,7 +85,8 @@ LK_ALWAYS_INLINE ssize_t import_user_iovec(const struct lk_ubuf_args *a, int era
 LK_ALWAYS_INLINE ssize_t do_op(const struct lk_ubuf_args *a, struct lk_iov_iter *it,
 			       struct lk_ubuf_work *w)
 {
-	unsigned long before = lk_iter_seg_index(it);
+	/* the segment index is the work counter's only: not computed in the timed loops */
+	unsigned long before = w ? lk_iter_seg_index(it) : 0;
 	ssize_t done = 0, n;
 
 	switch (a->op) {

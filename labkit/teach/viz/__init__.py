@@ -28,8 +28,6 @@ teaching aids beside the C model, not a replacement for it.
 
 from __future__ import annotations
 
-from labkit.core.memory import PAGE_SHIFT, PAGE_SIZE
-from labkit.report.plots import COLORS
 from labkit.teach.viz.iters import (
     draw_iter,
     draw_side_by_side,
@@ -46,19 +44,14 @@ from labkit.teach.viz.seeks import (
 from labkit.teach.viz.state import (
     IterState,
     Segment,
-    SegmentLayout,
     iter_segments,
     iter_state,
     layout,
 )
 
 __all__ = [
-    "COLORS",
     "IterState",
-    "PAGE_SHIFT",
-    "PAGE_SIZE",
     "Segment",
-    "SegmentLayout",
     "bvec_table",
     "draw_bvec_seek",
     "draw_iter",

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 
 from labkit.report.plots import COLORS
 from labkit.teach.viz.state import (
@@ -19,8 +22,6 @@ from labkit.teach.viz.state import (
 
 
 def _new_axes(ax: Any, figsize: tuple[float, float]) -> tuple[Any, Any]:
-    import matplotlib.pyplot as plt
-
     if ax is None:
         fig, ax = plt.subplots(figsize=figsize)
         return fig, ax
@@ -78,8 +79,6 @@ def draw_iter(
     """
     if scale not in ("bytes", "equal"):
         raise ValueError(f"scale must be 'bytes' or 'equal', not {scale!r}")
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch, Rectangle
 
     st = _as_state(it if state is None else state)
     segs = (
@@ -281,8 +280,6 @@ def draw_steps(
         start); the log has one dict per row with the step's label, what it
         returned ("" for nothing, a length for bytes) and the state after it.
     """
-    import matplotlib.pyplot as plt
-
     steps = list(steps)
     segs = iter_segments(it)
     fig, axes = plt.subplots(
@@ -325,8 +322,6 @@ def draw_steps(
 
 def draw_side_by_side(iters: Sequence[tuple[str, Any]], *, width: float = 10.0) -> Any:
     """Draw several iterators one above the other, each titled ``"<label>: <state>"``."""
-    import matplotlib.pyplot as plt
-
     iters = list(iters)
     fig, axes = plt.subplots(len(iters), 1, figsize=(width, 2.2 * len(iters)), squeeze=False)
     for k, ((label, it), row) in enumerate(zip(iters, axes, strict=True)):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch, Rectangle
 
 from labkit.core.memory import PAGE_SHIFT, PAGE_SIZE
 from labkit.report.plots import COLORS
@@ -140,8 +142,6 @@ def draw_bvec_seek(
         ``landing``, ``read<k>`` (bvecs the read covers), ``readspan`` (the
         bytes read), ``gap<k>`` (elisions).
     """
-    from matplotlib.patches import Patch, Rectangle
-
     rows = table_rows(table)
     total = sum(r[2] for r in rows)
     if not 0 <= offset < total or length < 0 or offset + length > total:
@@ -272,8 +272,6 @@ def draw_seeks(
 
     ``seeks`` holds ``(name, state_after_seek, visited)`` per seek.
     """
-    import matplotlib.pyplot as plt
-
     seeks = list(seeks)
     fig, axes = plt.subplots(len(seeks), 1, figsize=(width, 2.4 * len(seeks)), squeeze=False)
     for (name, st, vis), row in zip(seeks, axes, strict=True):

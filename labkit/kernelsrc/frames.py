@@ -1,0 +1,128 @@
+"""Call-frame instructions in a callgrind count: what the layout of functions costs.
+
+A function call costs instructions that are not the function's work: the
+``call`` and ``ret``, the pushes and pops of the callee-saved registers, the
+stack adjustment (and ``endbr64``/``leave`` where the compiler emits them).
+Two codes that take the same steps can differ in these alone, when one splits
+its steps into more out-of-line functions than the other.  This module counts
+them, per function, in a callgrind run made with :data:`VALGRIND_ARGS`
+(instruction-level positions): each executed instruction's address is looked
+up in the binary's disassembly (``objdump -d``) and counted as *frame* when its
+mnemonic is one of :data:`FRAME_MNEMONICS`, or an ``add``/``sub`` whose
+destination is ``%rsp``.
+
+Shared objects are loaded at an address callgrind reports and ``objdump`` does
+not know: the load offset is found per object as the most common difference
+between a function's lowest executed address (its entry, which every call
+executes) and the function's symbol address.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+#: callgrind options that make its output positions instruction addresses, uncompressed.
+VALGRIND_ARGS = ["--dump-instr=yes", "--compress-pos=no", "--compress-strings=no"]
+#: Mnemonics counted as call-frame instructions.
+FRAME_MNEMONICS = frozenset({"push", "pop", "call", "ret", "leave", "endbr64"})
+
+_INSN = re.compile(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$")
+_SYM = re.compile(r"^([0-9a-f]+) <([^>]+)>:$")
+
+
+def is_frame(mnemonic: str, operands: str) -> bool:
+    """Is one instruction (``objdump``'s mnemonic and operands) a call-frame instruction?"""
+    m = mnemonic.split(".")[0].rstrip("q")
+    if m in FRAME_MNEMONICS or mnemonic in FRAME_MNEMONICS:
+        return True
+    return m in ("add", "sub") and operands.replace(" ", "").endswith(",%rsp")
+
+
+@lru_cache(maxsize=8)
+def disassembly(binary: str) -> tuple[dict[int, bool], dict[str, int]]:
+    """(frame flag per instruction address, address per function symbol) of ``binary``."""
+    out = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", binary], capture_output=True, text=True, check=True
+    ).stdout
+    flags: dict[int, bool] = {}
+    symbols: dict[str, int] = {}
+    for line in out.splitlines():
+        s = _SYM.match(line)
+        if s:
+            symbols.setdefault(s.group(2), int(s.group(1), 16))
+            continue
+        m = _INSN.match(line)
+        if m:
+            flags[int(m.group(1), 16)] = is_frame(m.group(2), m.group(3))
+    return flags, symbols
+
+
+def _executed(out_file: Path) -> dict[tuple[str, str], dict[int, int]]:
+    """Self instructions per executed address, per (object, function), of one callgrind output."""
+    costs: dict[tuple[str, str], dict[int, int]] = {}
+    ob = fn = ""
+    skip_next = False
+    npos = 1  # position columns before the cost ("positions: instr line": 2)
+    for line in Path(out_file).read_text().splitlines():
+        if line.startswith("positions:"):
+            npos = len(line.split()) - 1
+        elif line.startswith("ob="):
+            ob = line[3:]
+        elif line.startswith("fn="):
+            fn = line[3:]
+        elif line.startswith("calls="):
+            skip_next = True  # the next cost line is the call's inclusive cost
+        elif line.startswith("0x"):
+            if skip_next:
+                skip_next = False
+                continue
+            parts = line.split()
+            if len(parts) > npos:
+                per = costs.setdefault((ob, fn), {})
+                addr = int(parts[0], 16)
+                per[addr] = per.get(addr, 0) + int(parts[npos])
+    return costs
+
+
+def frame_instructions(out_file: Path, binaries: dict[str, str] | None = None) -> dict[str, int]:
+    """Call-frame instructions per function (self cost) in one callgrind output.
+
+    Args:
+        out_file: a callgrind output written with :data:`VALGRIND_ARGS`.
+        binaries: the file to disassemble per object name as callgrind reports
+            it (default: the object name itself).
+
+    Returns:
+        Function name -> executed instructions of that function that are
+        call-frame instructions; functions of objects that cannot be
+        disassembled are left out.
+    """
+    per_object: dict[str, dict[str, dict[int, int]]] = {}
+    for (ob, fn), addrs in _executed(out_file).items():
+        per_object.setdefault(ob, {})[fn] = addrs
+    result: dict[str, int] = {}
+    for ob, fns in per_object.items():
+        binary = (binaries or {}).get(ob, ob)
+        if not binary or not Path(binary).is_file():
+            continue
+        try:
+            flags, symbols = disassembly(binary)
+        except subprocess.CalledProcessError:
+            continue
+        offsets = Counter(
+            min(addrs) - symbols[fn] for fn, addrs in fns.items() if fn in symbols and addrs
+        )
+        if not offsets:
+            continue
+        load = offsets.most_common(1)[0][0]
+        for fn, addrs in fns.items():
+            n = sum(c for a, c in addrs.items() if flags.get(a - load, False))
+            result[fn] = result.get(fn, 0) + n
+    return result
+
+
+__all__ = ["FRAME_MNEMONICS", "VALGRIND_ARGS", "disassembly", "frame_instructions", "is_frame"]
