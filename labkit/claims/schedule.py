@@ -237,7 +237,8 @@ def _combine(per_session: list[list[Measured]]) -> list[tuple[str, str, pd.DataF
 
 
 def _say(text: str) -> None:
-    print(f"labkit reproduce: {text}", file=sys.stderr, flush=True)
+    """A progress line, bracketed as labkit reproduce's notebook lines are."""
+    print(f"[measuring] {text}", file=sys.stderr, flush=True)
 
 
 def phase(
@@ -281,7 +282,7 @@ def phase(
 
         def show(rnd: int, job: Job, k: int = k) -> None:
             if progress:
-                _say(f"measuring, session {k} of {sessions}, round {rnd + 1}: {job.name}")
+                _say(f"session {k} of {sessions}, round {rnd + 1}: {job.name}")
 
         per_session.append(
             measure_session(s, plan, sessions=int(sessions), first=k == 1, on_run=show)
