@@ -41,6 +41,7 @@ from typing import Any
 
 import pandas as pd
 
+from labkit import config
 from labkit.kernelsrc.build import ERAS, OPT_LEVELS, KernelSourceError, build
 from labkit.kernelsrc.frames import VALGRIND_ARGS, frame_instructions
 
@@ -263,11 +264,14 @@ def kernel_counts(data_dir: str | Path | None = None, *, functions: bool = False
     """The committed counts (``data/results/kernel-callgrind``), the newest run only.
 
     ``functions=True``: the per-function breakdowns (``kernel-callgrind-functions``).
+    ``data_dir`` reads another data dir instead (a reproduction's own results hold
+    only the ``-O2`` counts its claim measured, so the default is the committed ones).
     """
     from labkit.measure.results import load
 
     exp, cols = (FUNCTIONS_EXPERIMENT, FUNCTION_COLUMNS) if functions else (EXPERIMENT, COLUMNS)
-    df = load(exp, data_dir, required=cols)
+    where = config.reference_data_dir() if data_dir is None else data_dir
+    df = load(exp, where, required=cols)
     if df.empty:
         return df
     newest = df["saved_run"].max()

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from labkit import config
 from labkit.experiments import callgrind as model_callgrind
 from labkit.kernelsrc.counts import FRAME_COLUMN, _by_function, proxy_cost
 from labkit.kernelsrc.frames import VALGRIND_ARGS, frame_instructions
@@ -166,7 +167,7 @@ def committed() -> pd.DataFrame:
     from labkit.kernelsrc.counts import kernel_counts
     from labkit.measure.results import load
 
-    model = load(MODEL_EXPERIMENT, required=MODEL_COLUMNS)
+    model = load(MODEL_EXPERIMENT, config.reference_data_dir(), required=MODEL_COLUMNS)
     model = model[model["saved_run"] == model["saved_run"].max()]
     if FRAME_COLUMN in model.columns and model[FRAME_COLUMN].isna().any():
         model = model.drop(columns=FRAME_COLUMN)
