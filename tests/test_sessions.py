@@ -69,6 +69,31 @@ def test_random_effects_edge_cases():
         sessions.pool([])
 
 
+def test_sessions_pool_with_equal_weights():
+    """One session whose few runs agreed does not outweigh the others: the pooled
+    interval over sessions is the t interval on the sessions' figures (computed here
+    from the three figures alone), whatever their own intervals say."""
+    figures = [735_202.0, 870_870.0, 1_010_305.0]  # the walk-2019 tail seek, 2026-12-03
+    per = [
+        Estimate("ns", f, lo, hi, 0.95, "m", 4, 8, 1.0, 1.0)
+        for f, lo, hi in zip(
+            figures, [725_019, 627_174, 590_151], [754_199, 1_421_616, 1_533_537], strict=True
+        )
+    ]
+    p = sessions.pool(per)
+    mean = sum(figures) / 3
+    sd = math.sqrt(sum((f - mean) ** 2 for f in figures) / 2)
+    half = 4.302652729911275 * sd / math.sqrt(3)  # t(0.975, 2 df)
+    assert p.estimate == pytest.approx(mean)
+    assert (p.ci_low, p.ci_high) == pytest.approx((mean - half, mean + half))
+    assert p.between_session == pytest.approx(sd) and p.n_sessions == 3 and p.n_runs == 12
+    # inverse-variance weights would have sat on the first session
+    re = sessions.random_effects(figures, [sessions.se_of(e) for e in per])
+    assert re.ci_high < figures[1] < p.ci_high
+    with pytest.raises(ValueError):
+        sessions.cluster([1.0])
+
+
 def test_over_sessions_from_a_table_and_scope_text():
     rng = np.random.default_rng(9)
     rows = []

@@ -60,7 +60,7 @@ def default_sessions(quick: bool) -> int:
     smoke test, under a minute), :data:`FULL_SESSIONS` in full mode.
 
     Three is the fewest that give the pooled interval more than one degree of freedom
-    (with two, HKSJ's t has 1 df: 12.7 standard errors at 95%, and almost every verdict
+    (with two, the pooled t has 1 df: 12.7 standard errors at 95%, and almost every verdict
     is *inconclusive*); with :func:`session_runs` sharing the first runs out, three
     sessions measure about what two sessions' first runs take, and the whole full
     reproduction was planned to stay under 8 minutes on a 2-core VM (README, "How long

@@ -4,7 +4,7 @@
 phase repeats N times, :mod:`labkit.claims.schedule`, and each claim's row is
 already pooled).  :func:`pool_summaries` does the same for the summaries of
 separate reproductions (``benchmarks/verdict_stability.py``): per claim, the runs'
-estimates pooled by random effects (:func:`labkit.measure.sessions.pool`: the
+estimates pooled over sessions (:func:`labkit.measure.sessions.pool`: the
 interval has the session as the unit of replication, its width includes the
 spread between sessions), judged against the same band by the same rule
 (:func:`labkit.measure.verdicts.verdict`), with the between-session SD and the
