@@ -130,8 +130,24 @@ class Looks:
     ``want`` is how many new runs the next look needs (0 once stopped); hand them to
     :meth:`add` with the seconds this experiment's runs have taken so far (its own
     clock: time spent measuring other experiments does not count against its budget).
-    :meth:`result` is the :class:`Sequential` once stopped.  Arguments as
-    :func:`until_decided` (without ``more`` and ``clock``).
+    :meth:`result` is the :class:`Sequential` once stopped.
+
+    Args:
+        analyse: ``analyse(rows, confidence)`` -> the Estimate to decide on.
+        band: ``(low, high)``, or a :class:`labkit.published.Band` (its effect
+            is then used for the noise guard unless ``effect`` is given).
+        min_runs, max_runs, step: the first batch of runs, the cap, the increment.
+        doubling: double the runs at each look instead of adding ``step``.
+        budget_s: no addition is started that would, at the pace so far, end
+            after this many seconds from the start.
+        extra: nor one that would take the additions past ``extra`` times the
+            time of the first ``min_runs`` runs (None: no such limit).
+        confidence: the overall confidence, split over the looks (see the module).
+        effect: the effect tested, for the noise guard.
+        run_col: the column naming each row's run.
+
+    Raises:
+        ValueError: for min_runs < 1, max_runs < min_runs, step < 1 or budget_s <= 0.
     """
 
     def __init__(
@@ -251,54 +267,29 @@ def until_decided(
     analyse: Analyse,
     band: tuple[float, float] | Any,
     *,
-    min_runs: int = 2,
-    max_runs: int = 6,
-    step: int = 1,
-    doubling: bool = False,
-    budget_s: float = 60.0,
-    extra: float | None = None,
-    confidence: float = DEFAULT_CONFIDENCE,
-    effect: float | None = None,
-    run_col: str = RUN_COLUMN,
     clock: Callable[[], float] = time.monotonic,
+    **rules: Any,
 ) -> Sequential:
     """Measure ``min_runs`` runs, then add ``step`` at a time until the verdict is decided.
 
     Args:
         more: ``more(k)`` returns the rows of ``k`` new independent runs (with a
             ``run`` column, or without one for a single run).
-        analyse: ``analyse(rows, confidence)`` -> the Estimate to decide on.
-        band: ``(low, high)``, or a :class:`labkit.published.Band` (its effect
-            is then used for the noise guard unless ``effect`` is given).
-        min_runs, max_runs, step: the first batch of runs, the cap, the increment.
-        doubling: double the runs at each look instead of adding ``step``.
-        budget_s: no addition is started that would, at the pace so far, end
-            after this many seconds from the start.
-        extra: nor one that would take the additions past ``extra`` times the
-            time of the first ``min_runs`` runs (None: no such limit).
-        confidence: the overall confidence, split over the looks (see the module).
-        effect: the effect tested, for the noise guard.
+        analyse, band: as :class:`Looks`.
+        clock: the clock the time budget is read on.
+        **rules: :class:`Looks`' keyword arguments (``min_runs``, ``max_runs``,
+            ``step``, ``doubling``, ``budget_s``, ``extra``, ``confidence``, ``effect``,
+            ``run_col``), with its defaults.
 
     Returns:
         A :class:`Sequential`.
 
     Raises:
-        ValueError: for min_runs < 1, max_runs < min_runs, step < 1, budget_s <= 0,
-            or an addition that returns no rows.
+        ValueError: for the rules :class:`Looks` refuses, or an addition that returns
+            no rows.
+        TypeError: for a rule :class:`Looks` does not take.
     """
-    looks = Looks(
-        analyse,
-        band,
-        min_runs=min_runs,
-        max_runs=max_runs,
-        step=step,
-        doubling=doubling,
-        budget_s=budget_s,
-        extra=extra,
-        confidence=confidence,
-        effect=effect,
-        run_col=run_col,
-    )
+    looks = Looks(analyse, band, **rules)
     start = clock()
     while looks.want:
         rows = more(looks.want)

@@ -40,6 +40,7 @@ from labkit.measure.sessions import random_effects
 from labkit.measure.verdicts import NOT_COMPARABLE, judge, verdict
 from labkit.report import gallery_plot
 from labkit.report.bundle import Bundle
+from labkit.report.summary_format import number as _num
 
 _KEY = ["key"]
 #: Labels of earlier summaries renamed since, measuring the same thing: label -> claim id.
@@ -61,14 +62,6 @@ class Comparison:
     findings: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
     bundles: list[Bundle] = field(default_factory=list)
-
-
-def _num(v: Any) -> float:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return math.nan
-    return f
 
 
 def _fmt(v: float) -> str:

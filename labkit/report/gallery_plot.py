@@ -27,6 +27,8 @@ import re
 import textwrap
 from typing import Any
 
+from labkit.report.summary_format import number as _num
+
 #: One colour per host (matplotlib's tab10, as the other figures).
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2")
 #: The x-axis label of each unit.
@@ -42,13 +44,6 @@ LOG_SPAN = 30.0
 TITLE_WIDTH, TITLE_LINES = 44, 2
 _COUNT_FACE = "#f6f3e8"
 _BAND = "0.86"
-
-
-def _num(v: Any) -> float:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
 
 
 def short_title(claim: str, quantity: str, *, width: int = TITLE_WIDTH) -> str:

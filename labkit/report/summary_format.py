@@ -26,6 +26,14 @@ def _css(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "x"
 
 
+def number(v: Any) -> float:
+    """A summary cell as a float: NaN for an empty cell, None or text that is not a number."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def format_figure(v: Any) -> str:
     """A figure for a table: whole or large numbers in full (1,039,879), others to 4
     significant digits; None or NaN as "-"; text as it is."""
@@ -277,4 +285,4 @@ class SummaryView:
         return format_summary(self.df)
 
 
-__all__: list[str] = []  # internal: formatting of labkit.report.summary
+__all__: list[str] = []  # internal: formatting of labkit.report.summary (number: gallery, pooled)
