@@ -312,7 +312,7 @@ def _estimate(r: Any) -> Any:
     )  # fmt: skip
 
 
-def normalised(summary: pd.DataFrame) -> pd.DataFrame:
+def normalised(summary: pd.DataFrame, bands: pd.DataFrame | None = None) -> pd.DataFrame:
     """A bundle's summary keyed by claim id and judged by today's bands and rule.
 
     Rows without a ``claim`` (summaries from before claim ids) get one from their label
@@ -323,8 +323,10 @@ def normalised(summary: pd.DataFrame) -> pd.DataFrame:
     ``measures`` is the quantity the row measured, by the label it was recorded
     with (up to :data:`RENAMED`): rows of one key that measure different quantities
     are never pooled (nor rows whose summaries name different ``definition`` s).
+    ``bands``: :func:`labkit.published.bands`, read once by a caller with many
+    summaries (None: read here).
     """
-    bands = published.bands()
+    bands = published.bands() if bands is None else bands
     by_label = dict(zip(bands["quantity"], bands["claim"], strict=True))
     out = summary.copy()
     if "claim" not in out.columns:
@@ -339,7 +341,7 @@ def normalised(summary: pd.DataFrame) -> pd.DataFrame:
         r["recorded_verdict"] = r.get("verdict")
         label = str(r["quantity"])
         r["measures"] = label
-        band = published.claim_band(claim) if claim else None
+        band = published.claim_band(claim, bands) if claim else None
         if band is not None:
             quick = bool(r.get("quick")) if not pd.isna(r.get("quick", None)) else False
             v = judge(_estimate(r), band, setup=setups.mismatches(claim, quick))
@@ -371,13 +373,14 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
     if len(bundles) < 2:
         raise ValueError(f"compare needs at least two bundles, got {len(bundles)}")
     labels = _labels(bundles)
+    bands = published.bands()  # once for every bundle's rows
     tables = []
     keys: list[str] = []
     for b in bundles:
         missing = {"result", "quantity", "verdict"} - set(b.summary.columns)
         if missing:
             raise ValueError(f"{b.path}: the summary lacks {sorted(missing)}")
-        t = normalised(b.summary).drop_duplicates(_KEY, keep="last").set_index("key")
+        t = normalised(b.summary, bands).drop_duplicates(_KEY, keep="last").set_index("key")
         tables.append(t)
         keys += [k for k in t.index if k not in keys]
     rows, findings = [], []
