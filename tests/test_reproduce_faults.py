@@ -22,9 +22,16 @@ from labkit import cli
 from labkit.report import reproduce, run_state
 
 ROOT = Path(__file__).resolve().parents[1]
+# Notebooks may run side by side: the hang waits until 01-first has finished (its state
+# says "ran"), so that what a kill or Ctrl-C finds is the same in either order.
 HANG = (
     "import os, pathlib, time\n"
     "if os.environ.get('LABKIT_TEST_HANG'):\n"
+    "    first = pathlib.Path(os.environ['LABKIT_OUT'], '.state', '01-first.json')\n"
+    "    for _ in range(600):\n"
+    '        if first.is_file() and \'"status": "ran"\' in first.read_text():\n'
+    "            break\n"
+    "        time.sleep(0.1)\n"
     "    pathlib.Path(os.environ['LABKIT_TEST_HANG']).write_text('started')\n"
     "    time.sleep(120)"
 )

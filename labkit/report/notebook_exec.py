@@ -11,12 +11,12 @@ dies, its last lines are quoted in the failure.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,8 +123,12 @@ class CellReport:
     cell_seconds: dict[int, float] = field(default_factory=dict)
 
 
-def _kernel_manager_class(log_path: Path, root: Path | None = None) -> type:
-    """An AsyncKernelManager whose kernel writes its stdout/stderr to ``log_path``.
+def _kernel_manager_class(
+    log_path: Path, root: Path | None = None, env: dict[str, str] | None = None
+) -> type:
+    """An AsyncKernelManager whose kernel writes its stdout/stderr to ``log_path`` and
+    gets ``env`` on top of this process's environment (that kernel alone: notebooks run
+    side by side each see their own).
 
     Where this jupyter_client and pyzmq can, the kernel's channels are also
     encrypted (CurveZMQ keys provisioned by the manager).
@@ -132,10 +136,14 @@ def _kernel_manager_class(log_path: Path, root: Path | None = None) -> type:
     import zmq  # the [lab] extra
     from jupyter_client import AsyncKernelManager  # the [lab] extra
 
+    extra = dict(env or {})
+
     class QuietKernelManager(AsyncKernelManager):
         async def _async_pre_start_kernel(self, **kw: Any) -> Any:
             if self.has_trait("transport_encryption") and zmq.has("curve"):
                 kw.setdefault("transport_encryption", "auto")
+            if extra:  # the provisioner starts from kw["env"] (default: os.environ)
+                kw["env"] = {**(kw.get("env") or os.environ), **extra}
             cmd, kw = await super()._async_pre_start_kernel(**kw)
             log = _files.open_file(log_path, "ab", root=root)  # the kernel keeps its own copy
             kw["stdout"] = log
@@ -148,47 +156,72 @@ def _kernel_manager_class(log_path: Path, root: Path | None = None) -> type:
             log = getattr(self, "_labkit_log", None)
             if log is not None:
                 log.close()
-            _RUNNING.append(self)
+            with _RUNNING_LOCK:
+                _RUNNING.append(self)
+                stopping = STOPPING.is_set()
+            if stopping:  # Ctrl-C came while this kernel was starting: it runs nothing
+                _kill(self)
 
     return QuietKernelManager
 
 
-#: Kernel managers whose kernel this process started and has not seen end.
+#: Kernel managers whose kernel this process started and has not seen end (notebooks
+#: running side by side: several), guarded by :data:`_RUNNING_LOCK`.
 _RUNNING: list[Any] = []
+_RUNNING_LOCK = threading.Lock()
+#: Set by Ctrl-C during a reproduction (:class:`SigintStops`): no kernel may run on.
+STOPPING = threading.Event()
+
+
+def _quiet_when_stopping(record: logging.LogRecord) -> bool:
+    """A logging filter: nothing from papermill's logger once Ctrl-C stopped the run (its
+    client says "Kernel died while waiting for execute reply." of every kernel Ctrl-C
+    killed; the interruption is said in one line instead)."""
+    return not STOPPING.is_set()
+
+
+def _kill(km: Any) -> None:
+    """SIGKILL the kernel (process group) of one kernel manager."""
+    prov = getattr(km, "provisioner", None)
+    proc = getattr(prov, "process", None)
+    pgid = getattr(prov, "pgid", None)
+    try:
+        if pgid and pgid != os.getpgid(0):
+            os.killpg(pgid, signal.SIGKILL)
+        elif proc is not None:
+            proc.kill()
+    except (OSError, ProcessLookupError):
+        pass
 
 
 def kill_kernels() -> None:
     """SIGKILL every kernel (process group) this process started: used on Ctrl-C, so that
     nothing can keep waiting for a cell that will never finish."""
-    for km in list(_RUNNING):
-        prov = getattr(km, "provisioner", None)
-        proc = getattr(prov, "process", None)
-        pgid = getattr(prov, "pgid", None)
-        try:
-            if pgid and pgid != os.getpgid(0):
-                os.killpg(pgid, signal.SIGKILL)
-            elif proc is not None:
-                proc.kill()
-        except (OSError, ProcessLookupError):
-            pass
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for km in running:
+        _kill(km)
 
 
 class SigintStops:
-    """While a reproduction runs: Ctrl-C kills the running kernel, then raises
-    KeyboardInterrupt, so the run stops at once whatever the kernel or papermill was doing
-    (the notebook is then marked interrupted; what completed is kept)."""
+    """While a reproduction runs: Ctrl-C kills the running kernels (and any that starts
+    later: :data:`STOPPING`), then raises KeyboardInterrupt in the main thread, so the run
+    stops at once whatever the kernels or papermill were doing (the notebooks are then
+    marked interrupted; what completed is kept)."""
 
     def __init__(self) -> None:
         self.seen = False
         self._old: Any = None
 
     def __enter__(self) -> SigintStops:
+        STOPPING.clear()
         if threading.current_thread() is threading.main_thread():
             self._old = signal.signal(signal.SIGINT, self._on_sigint)
         return self
 
     def _on_sigint(self, signum: int, frame: Any) -> None:
         self.seen = True
+        STOPPING.set()
         kill_kernels()
         raise KeyboardInterrupt
 
@@ -197,24 +230,10 @@ class SigintStops:
             signal.signal(signal.SIGINT, self._old)
 
 
-@contextmanager
-def environ(values: dict[str, str]) -> Iterator[None]:
-    """Set environment variables for the ``with`` block (a kernel inherits them)."""
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def kernel_env(out: Path, quick: bool, name: str) -> dict[str, str]:
     """The environment of the kernel that runs notebook ``name`` for a reproduction into
-    ``out``: its outputs go there, and it imports the same labkit as this process."""
+    ``out``: its outputs go there, and it imports the same labkit as this process (given to
+    that kernel alone, on top of this process's environment: :func:`execute`)."""
     env = {
         "LABKIT_OUT": str(out),
         "LABKIT_DATA": str(out),
@@ -255,6 +274,7 @@ def execute(
     timeout: float | None = None,
     on_cell: Callable[[int], None] | None = None,
     root: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> CellReport:
     """Run ``nb_path`` with papermill into ``partial`` (written as cells complete).
 
@@ -269,6 +289,9 @@ def execute(
         on_cell: called with the source index of each code cell as it starts.
         root: the output folder: no link below it is followed when the kernel
             log and ``partial`` are created (:mod:`labkit._files`).
+        env: variables the kernel gets on top of this process's environment
+            (:func:`kernel_env`); this process's own environment is not changed, so
+            notebooks may run side by side in threads.
 
     Returns:
         A :class:`CellReport`.  OSError raised while writing ``partial`` and
@@ -312,7 +335,10 @@ def execute(
     _files.open_file(kernel_log, "wb", root=root).close()  # emptied, never through a link
     _files.remove(partial, root)
     _files.open_file(partial, "xb", root=root).close()  # a new file of ours for papermill
-    running_before = len(_RUNNING)
+    manager = _kernel_manager_class(kernel_log, root, env)
+    pm_log = logging.getLogger("papermill")
+    if _quiet_when_stopping not in pm_log.filters:
+        pm_log.addFilter(_quiet_when_stopping)
     try:
         papermill.execute_notebook(
             str(nb_path),
@@ -323,7 +349,7 @@ def execute(
             log_output=False,
             kernel_name="python3",
             execution_timeout=timeout,
-            kernel_manager_class=_kernel_manager_class(kernel_log, root),
+            kernel_manager_class=manager,
             on_cell_start=cell_started,
             on_cell_executed=cell_done,
         )
@@ -374,7 +400,8 @@ def execute(
             rep.kernel_died = True
             rep.kernel_log_tail = _log_tail(kernel_log)
     finally:
-        del _RUNNING[running_before:]
+        with _RUNNING_LOCK:  # this run's kernel: ended (another thread's may still run)
+            _RUNNING[:] = [km for km in _RUNNING if not isinstance(km, manager)]
     if partial.is_file():  # its outputs are this run's, not those of a stored reference run
         drop_stored_run_file(partial)
     return rep

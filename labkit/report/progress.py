@@ -7,8 +7,12 @@ shows time passing)::
           0:41 elapsed, about 0:35 left (from the last run)
 
 Elsewhere (a log, CI) one line is printed when a notebook starts and one when
-it ends.  The estimate is the last run's time of every cell still to come
-(kept in the notebooks' state), scaled by how fast this run has been so far.
+it ends.  When notebooks run side by side, the status line shows each running
+one (``[2/5] 02-fixed-buffer-seek  cell 7/19 | [3/5] 03-ubuf-import  cell 2/20``)
+and the lines of a log interleave, each naming its notebook.
+
+The estimate is the last run's time of every cell still to come (kept in the
+notebooks' state), scaled by how fast this run has been so far.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import shutil
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 
@@ -56,25 +60,41 @@ class Planned:
         return sum(self.estimate.values()) + self.startup + self.html
 
 
+@dataclass
+class _Running:
+    """A notebook running now: its plan, its place in the list, the cell it is at."""
+
+    planned: Planned
+    position: int
+    cell: int | None = None
+    done_cells: set[int] = field(default_factory=set)
+    cell_t0: float = 0.0
+
+
 class Progress:
-    """The progress display (see the module docstring); ``enabled=False`` prints nothing."""
+    """The progress display (see the module docstring); ``enabled=False`` prints nothing.
+
+    Several notebooks may run at once (``lanes``: how many at most); each event names its
+    notebook, and the status line shows every running one.
+    """
 
     def __init__(
-        self, planned: list[Planned], *, enabled: bool = True, stream: TextIO | None = None
+        self,
+        planned: list[Planned],
+        *,
+        enabled: bool = True,
+        stream: TextIO | None = None,
+        lanes: int = 1,
     ) -> None:
         self.planned = planned
         self.stream = stream or sys.stderr
         self.enabled = enabled
+        self.lanes = max(1, int(lanes))
         self.tty = enabled and bool(getattr(self.stream, "isatty", lambda: False)())
-        self.current: Planned | None = None
-        self.position = 0
-        self.cell: int | None = None
-        self.done_cells: set[int] = set()
+        self.running: dict[str, _Running] = {}
         self.t0 = time.monotonic()
-        self.nb_t0 = self.t0
         self.done_estimate = 0.0  # estimated seconds of the work finished so far
         self._finished: set[str] = set()
-        self._cell_t0 = self.t0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -83,6 +103,13 @@ class Progress:
             self._thread = threading.Thread(target=self._tick, daemon=True)
             self._thread.start()
 
+    def cell_of(self, name: str) -> int | None:
+        """The source index of the cell notebook ``name`` is at (None: none started, or it
+        is not running)."""
+        with self._lock:
+            r = self.running.get(name)
+            return r.cell if r is not None else None
+
     # ---- estimates ---------------------------------------------------------------
 
     def _has_estimate(self) -> bool:
@@ -90,27 +117,27 @@ class Progress:
 
     def _remaining_estimate(self) -> float:
         left = 0.0
-        seen_current = self.current is None
         for p in self.planned:
-            if not p.run:
+            if not p.run or p.name in self._finished:
                 continue
-            if p is self.current:
-                seen_current = True
-                left += sum(v for k, v in p.estimate.items() if k not in self.done_cells)
-                left += p.html + (p.startup if self.cell is None else 0.0)
-            elif seen_current and p.name not in self._finished:
+            r = self.running.get(p.name)
+            if r is None:
                 left += p.total()
+                continue
+            left += sum(v for k, v in p.estimate.items() if k not in r.done_cells)
+            left += p.html + (p.startup if r.cell is None else 0.0)
+            if r.cell is not None:  # the running cell: take off what it has already used
+                left -= min(p.estimate.get(r.cell, 0.0), time.monotonic() - r.cell_t0)
         return left
 
     def _eta(self) -> str:
         if not self._has_estimate():
             return "no estimate yet (first run)"
         left = self._remaining_estimate()
-        if self.cell is not None and self.current is not None:
-            # the running cell: take off what it has already used of its estimate
-            left -= min(self.current.estimate.get(self.cell, 0.0), time.monotonic() - self._cell_t0)
         elapsed = time.monotonic() - self.t0
-        speed = elapsed / self.done_estimate if self.done_estimate > 5 else 1.0
+        # seconds of wall time per estimated second: measured once there is enough done
+        # (it includes running notebooks side by side), else one per lane
+        speed = elapsed / self.done_estimate if self.done_estimate > 5 else 1.0 / self.lanes
         return f"about {format_seconds(max(left, 0.0) * speed)} left (from the last run)"
 
     # ---- events ------------------------------------------------------------------
@@ -118,43 +145,41 @@ class Progress:
     def notebook_start(self, name: str) -> None:
         """A notebook starts running."""
         with self._lock:
-            self.current = next(p for p in self.planned if p.name == name)
-            self.position = [p.name for p in self.planned].index(name) + 1
-            self.cell, self.done_cells = None, set()
-            self.nb_t0 = time.monotonic()
-            self._cell_t0 = self.nb_t0
+            p = next(p for p in self.planned if p.name == name)
+            position = [p.name for p in self.planned].index(name) + 1
+            self.running[name] = _Running(p, position, cell_t0=time.monotonic())
         if self.enabled and not self.tty:
-            est = self.current.total()
+            est = p.total()
             about = f", about {format_seconds(est)} last time" if est else ""
-            self._print(
-                f"[{self.position}/{len(self.planned)}] {name}: "
-                f"{len(self.current.code)} code cells{about}"
-            )
+            self._print(f"[{position}/{len(self.planned)}] {name}: {len(p.code)} code cells{about}")
         self._draw()
 
-    def cell_start(self, index: int) -> None:
-        """A code cell (source index) starts."""
+    def cell_start(self, index: int, name: str | None = None) -> None:
+        """A code cell (source index) of notebook ``name`` starts (None: the notebook
+        started last)."""
         with self._lock:
-            if self.cell is not None and self.current is not None:
-                self.done_cells.add(self.cell)
-                self.done_estimate += self.current.estimate.get(self.cell, 0.0)
-            self.cell = index
-            self._cell_t0 = time.monotonic()
+            r = self._find(name)
+            if r is None:
+                return
+            if r.cell is not None:
+                r.done_cells.add(r.cell)
+                self.done_estimate += r.planned.estimate.get(r.cell, 0.0)
+            r.cell = index
+            r.cell_t0 = time.monotonic()
         self._draw()
 
     def notebook_done(self, name: str, status: str, seconds: float) -> None:
         """A notebook finished (``status``: ran, failed, ...)."""
         with self._lock:
-            if self.current is not None:
-                rest = [k for k in self.current.estimate if k not in self.done_cells]
-                self.done_estimate += sum(self.current.estimate[k] for k in rest)
-                self.done_estimate += self.current.startup + self.current.html
+            r = self.running.pop(name, None)
+            position = [p.name for p in self.planned].index(name) + 1
+            if r is not None:
+                p = r.planned
+                rest = [k for k in p.estimate if k not in r.done_cells]
+                self.done_estimate += sum(p.estimate[k] for k in rest) + p.startup + p.html
             self._finished.add(name)
-            self.current, self.cell = None, None
         if self.enabled and not self.tty:
-            self._print(
-                f"[{self.position}/{len(self.planned)}] {name}: {status} in {seconds:.1f} s"
-            )
+            self._print(f"[{position}/{len(self.planned)}] {name}: {status} in {seconds:.1f} s")
         self._draw()
 
     def close(self) -> None:
@@ -167,25 +192,33 @@ class Progress:
                 self.stream.write("\r" + " " * self._width + "\r")
                 self.stream.flush()
 
+    def _find(self, name: str | None) -> _Running | None:
+        if name is not None:
+            return self.running.get(name)
+        return next(reversed(self.running.values()), None)
+
     # ---- drawing -----------------------------------------------------------------
 
     def _tick(self) -> None:
         while not self._stop.wait(1.0):
             self._draw()
 
-    def _line(self) -> str:
-        cur = self.current
-        if cur is None:
-            return f"reproduce: {format_seconds(time.monotonic() - self.t0)} elapsed"
+    def _where(self, r: _Running, section: bool) -> str:
+        cur = r.planned
         cell = ""
-        if self.cell is not None and self.cell in cur.code:
-            k = cur.code.index(self.cell) + 1
-            section = cur.sections[self.cell] if self.cell < len(cur.sections) else None
-            cell = f"  cell {k}/{len(cur.code)}" + (f"  {section}" if section else "")
-        return (
-            f"[{self.position}/{len(self.planned)}] {cur.name.removesuffix('.ipynb')}{cell}  "
-            f"({format_seconds(time.monotonic() - self.t0)} elapsed, {self._eta()})"
-        )
+        if r.cell is not None and r.cell in cur.code:
+            k = cur.code.index(r.cell) + 1
+            title = cur.sections[r.cell] if section and r.cell < len(cur.sections) else None
+            cell = f"  cell {k}/{len(cur.code)}" + (f"  {title}" if title else "")
+        return f"[{r.position}/{len(self.planned)}] {cur.name.removesuffix('.ipynb')}{cell}"
+
+    def _line(self) -> str:
+        elapsed = format_seconds(time.monotonic() - self.t0)
+        if not self.running:
+            return f"reproduce: {elapsed} elapsed"
+        alone = len(self.running) == 1  # the section only fits when one notebook runs
+        where = " | ".join(self._where(r, alone) for r in self.running.values())
+        return f"{where}  ({elapsed} elapsed, {self._eta()})"
 
     def _draw(self) -> None:
         if not self.tty:

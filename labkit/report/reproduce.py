@@ -35,21 +35,30 @@ import logging
 import os
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from labkit import _files, config
 from labkit.report import summary as report
 from labkit.report.notebook_exec import (
+    STOPPING,
     NotebookPlan,
     SigintStops,
-    environ,
     execute,
     kernel_env,
+    kill_kernels,
     remove_quietly,
+)
+from labkit.report.outcome import (  # noqa: F401 - the exit statuses: labkit reproduce's, here
+    EXIT_INTERRUPTED,
+    EXIT_NOTEBOOK_FAILED,
+    EXIT_OK,
+    EXIT_OUTPUT_ERROR,
+    EXIT_USAGE,
+    NotebookRun,
+    Reproduction,
 )
 from labkit.report.progress import Planned, Progress, estimates_from_state
 from labkit.report.run_state import (
@@ -72,98 +81,8 @@ from labkit.report.run_summary import INCOMPLETE, run_summary
 
 NOTEBOOK_GLOB = "[0-9][0-9]-*.ipynb"
 
-#: Exit statuses of ``labkit reproduce``.
-EXIT_OK, EXIT_NOTEBOOK_FAILED, EXIT_USAGE, EXIT_OUTPUT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-@dataclass
-class NotebookRun:
-    """What happened to one notebook.
-
-    Attributes:
-        name: file name ("01-iov-iter-tour.ipynb").
-        status: "ran", "up to date" (skipped: same hash as its last complete run),
-            "failed" (a cell raised, the kernel died, the notebook is unreadable),
-            "output error" (an output could not be written), "interrupted" or
-            "not run" (after an interruption).
-        seconds: execution time (of the run that produced the stored copy, if up to date).
-        hash: the code + parameters hash.
-        cell: for a failure, the index of the failing cell in the source notebook
-            (0 is the first cell, markdown included); if the kernel died or the run
-            was interrupted, the last cell that started.
-        exec_count: for a failure, its execution count ("In [n]").
-        error: for a failure, "ExceptionName: message" (or the output error).
-        source: for a failure, the first line of code of that cell.
-        finished: when the run that produced the stored copy finished (ISO 8601).
-        code: the code version of that run (:func:`labkit.report.run_state.code_version`).
-        reason: why it was rerun, or "up to date".
-        kernel_log: the kernel's last lines, when it died.
-    """
-
-    name: str
-    status: str
-    seconds: float
-    hash: str
-    cell: int | None = None
-    exec_count: int | None = None
-    error: str | None = None
-    source: str | None = None
-    finished: str | None = None
-    code: dict[str, Any] | None = None
-    reason: str = ""
-    kernel_log: str = ""
-
-    def describe_failure(self) -> str:
-        """One line naming the notebook, the cell and the cause."""
-        if self.status == "output error":
-            return f"{self.name}: {self.error}"
-        if self.cell is None:
-            where = "before any cell started"
-        elif self.status == "interrupted" or (self.error or "").startswith("the kernel died"):
-            where = f"during cell {self.cell}"
-        else:
-            where = f"cell {self.cell}"
-        if self.exec_count is not None:
-            where += f" (In [{self.exec_count}])"
-        src = f": `{self.source}`" if self.source else ""
-        text = f"{self.name}: {where}{src}: {self.error}"
-        if self.kernel_log:
-            text += " | kernel's last words: " + " / ".join(self.kernel_log.splitlines()[-3:])
-        return text
-
-
-@dataclass
-class Reproduction:
-    """The outcome of :func:`run`."""
-
-    out: Path
-    quick: bool
-    runs: list[NotebookRun] = field(default_factory=list)
-    summary: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=report.COLUMNS))
-    seconds: float = 0.0
-    finished: str | None = None
-    interrupted: NotebookRun | None = None
-    output_errors: list[str] = field(default_factory=list)
-    measured_s: float | None = None  #: the measuring phase's seconds (None: no phase ran)
-
-    @property
-    def failed(self) -> list[NotebookRun]:
-        """The notebooks that did not complete (failed, output error, interrupted)."""
-        return [r for r in self.runs if r.status in INCOMPLETE]
-
-    @property
-    def ok(self) -> bool:
-        """True when every notebook completed and every output was written."""
-        return not self.failed and not self.output_errors and self.interrupted is None
-
-    @property
-    def exit_status(self) -> int:
-        """130 interrupted, 3 an output could not be written, 1 a notebook failed, else 0."""
-        if self.interrupted is not None:
-            return EXIT_INTERRUPTED
-        if self.output_errors or any(r.status == "output error" for r in self.runs):
-            return EXIT_OUTPUT_ERROR
-        return EXIT_NOTEBOOK_FAILED if self.failed else EXIT_OK
+#: Most notebooks a reproduction runs at once by default (fewer with fewer CPUs).
+MAX_DEFAULT_JOBS = 4
 
 
 def notebooks_dir() -> Path:
@@ -178,6 +97,18 @@ def default_out(quick: bool) -> Path:
     mode = "quick" if quick else "full"
     root = config.checkout()
     return (root if root is not None else config.data_dir()) / "reproduction" / mode
+
+
+def default_jobs() -> int:
+    """How many notebooks a reproduction runs at once unless told: one per CPU this process
+    may use, at most :data:`MAX_DEFAULT_JOBS` (2 on a 2-core machine).  Each kernel is
+    mostly one busy thread; their start-up (importing labkit, pandas, matplotlib) is
+    what running them side by side saves."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_DEFAULT_JOBS))
 
 
 def find_notebooks(folder: str | os.PathLike[str]) -> list[Path]:
@@ -209,6 +140,8 @@ def _html(nb_path: Path, dest: Path) -> None:
 
 @dataclass
 class _Item:
+    """One notebook as the run plans it."""
+
     nb: Path
     digest: str = ""
     plan: NotebookPlan | None = None
@@ -244,10 +177,19 @@ def _plan(nbs: list[Path], out: Path, params: dict[str, Any], force: bool, html:
     return items
 
 
+class _Stopped(Exception):
+    """Ctrl-C killed this notebook's kernel (seen in a thread that runs notebooks)."""
+
+
 def _run_one(
     item: _Item, out: Path, params: dict[str, Any], cwd: Path, prog: Progress, opts: dict
 ) -> NotebookRun:
-    """Execute one notebook and publish its outputs; never raises but KeyboardInterrupt."""
+    """Execute one notebook and publish its outputs; never raises but KeyboardInterrupt.
+
+    It may run in a thread beside another notebook's: its kernel gets its own environment
+    (:func:`kernel_env`, nothing of this process's is changed) and everything it writes is
+    its own (its state, its executed copy, its page, its rows).
+    """
     nb, quick = item.nb, bool(params["QUICK"])
     dest = out / "notebooks" / nb.name
     partial = out / "notebooks" / f".{nb.stem}.partial.ipynb"
@@ -257,19 +199,21 @@ def _run_one(
     try:
         write_state(out, nb.name, started)  # a kill from here on leaves "running": rerun
         forget_rows(out, nb.name)  # its rows of an earlier run: it records them again
-        with environ(kernel_env(out, quick, nb.name)):
-            cells = execute(
-                nb,
-                partial,
-                params,
-                cwd,
-                item.plan,
-                kernel_log=out / ".state" / f"{nb.stem}.kernel.log",
-                timeout=opts["timeout"],
-                on_cell=prog.cell_start,
-                root=out,
-            )
+        cells = execute(
+            nb,
+            partial,
+            params,
+            cwd,
+            item.plan,
+            kernel_log=out / ".state" / f"{nb.stem}.kernel.log",
+            timeout=opts["timeout"],
+            on_cell=lambda k: prog.cell_start(k, nb.name),
+            root=out,
+            env=kernel_env(out, quick, nb.name),
+        )
         result.seconds = time.perf_counter() - t0
+        if not cells.ok and STOPPING.is_set():  # Ctrl-C killed the kernel: not a failure
+            raise _Stopped
         if not cells.ok:
             result.status = "interrupted" if cells.interrupted else "failed"
             result.error, result.cell = cells.error, cells.cell
@@ -303,10 +247,10 @@ def _run_one(
                 "source": result.source,
             },
         )
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, _Stopped):
         result.status, result.seconds = "interrupted", time.perf_counter() - t0
         result.error = "KeyboardInterrupt"
-        result.cell = prog.cell
+        result.cell = prog.cell_of(nb.name)
         if result.cell is not None and item.plan is not None:
             from labkit.report.notebook_exec import first_code_line
 
@@ -367,6 +311,7 @@ def run(
     timeout: float | None = None,
     html_report: bool = True,
     measure: Callable[[Path, bool], Any] | None = None,
+    jobs: int | None = None,
 ) -> Reproduction:
     """Execute every numbered notebook and write the reproduction into ``out``.
 
@@ -380,6 +325,11 @@ def run(
         html_report: write the HTML pages and index.
         measure: ``measure(out, quick)``, run first when a notebook using ``claims`` runs
             (``labkit reproduce`` passes :func:`labkit.claims.schedule.phase`); they read its rows.
+        jobs: notebooks run at once (None: :func:`default_jobs`; 1: one after another).
+            Side by side only when no notebook that runs measures time itself: a notebook
+            using ``claims`` without a measuring phase times its experiments in its own
+            kernel, so then they run one after another whatever ``jobs`` says.  Results,
+            states and the summary are in the notebooks' order either way.
 
     Returns:
         A :class:`Reproduction`; ``.failed`` lists the notebooks that did not
@@ -387,6 +337,7 @@ def run(
         stops the run with ``.interrupted`` set; what completed is kept.
 
     Raises:
+        ValueError: if ``jobs`` is less than 1.
         FileNotFoundError: if the notebooks directory holds no numbered notebook.
         OutputError: if ``out`` cannot take a reproduction (checked before anything runs):
             it is or contains the notebooks folder, a link is planted where a folder
@@ -394,6 +345,8 @@ def run(
             this one runs; the message names the holder).
     """
     start = time.perf_counter()
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs must be a whole number >= 1 (or None), got {jobs!r}")
     nb_dir = Path(notebooks) if notebooks is not None else notebooks_dir()
     nbs = find_notebooks(nb_dir)
     if not nbs:
@@ -402,7 +355,17 @@ def run(
     lock = lock_out(out_path)
     try:
         return _run_locked(
-            nbs, nb_dir, out_path, quick, force, html_report, timeout, progress, start, measure
+            nbs,
+            nb_dir,
+            out_path,
+            quick,
+            force,
+            html_report,
+            timeout,
+            progress,
+            start,
+            measure,
+            default_jobs() if jobs is None else jobs,
         )
     finally:
         lock.release()
@@ -419,6 +382,7 @@ def _run_locked(
     progress: bool,
     start: float,
     measure: Callable[[Path, bool], Any] | None = None,
+    jobs: int = 1,
 ) -> Reproduction:
     """The body of :func:`run`, while the output folder is locked."""
     params = {"QUICK": bool(quick)}
@@ -441,42 +405,72 @@ def _run_locked(
         )
         for i in items
     ]
-    prog = Progress(planned, enabled=progress)
+    timed_inside = rep.measured_s is None and any(
+        i.run and i.error is None and _reads_claims(i) for i in items
+    )  # no measuring phase: those notebooks time their experiments themselves
+    lanes = 1 if timed_inside else jobs
+    prog = Progress(planned, enabled=progress, lanes=lanes)
     opts = {"timeout": timeout, "html": html_report}
+    runs: list[NotebookRun | None] = [None] * len(items)
+    for k, item in enumerate(items):
+        if item.error is not None:
+            runs[k] = NotebookRun(item.nb.name, "failed", 0.0, "", error=item.error)
+        elif not item.run:
+            st = item.state
+            runs[k] = NotebookRun(
+                item.nb.name,
+                "up to date",
+                float(st.get("seconds", 0.0)),
+                item.digest,
+                finished=st.get("finished"),
+                code=st.get("code"),
+                reason="up to date",
+            )
+
+    def lane(item: _Item) -> NotebookRun:
+        name = item.nb.name
+        if STOPPING.is_set():
+            return NotebookRun(name, "not run", 0.0, item.digest)
+        prog.notebook_start(name)
+        result = _run_one(item, out_path, params, nb_dir.resolve(), prog, opts)
+        if STOPPING.is_set() and result.status in INCOMPLETE and result.status != "interrupted":
+            result.status, result.error, result.kernel_log = "interrupted", "SIGINT", ""
+        prog.notebook_done(name, result.status, result.seconds)
+        return result
+
     sigint = SigintStops()
+    pool = ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="labkit-notebook")
+    futures: dict[Future[NotebookRun], int] = {}
     try:
         sigint.__enter__()
-        for item in items:
-            name = item.nb.name
-            if rep.interrupted is not None:
-                rep.runs.append(NotebookRun(name, "not run", 0.0, item.digest))
-            elif item.error is not None:
-                rep.runs.append(NotebookRun(name, "failed", 0.0, "", error=item.error))
-            elif not item.run:
-                st = item.state
-                rep.runs.append(
-                    NotebookRun(
-                        name,
-                        "up to date",
-                        float(st.get("seconds", 0.0)),
-                        item.digest,
-                        finished=st.get("finished"),
-                        code=st.get("code"),
-                        reason="up to date",
-                    )
-                )
-            else:
-                prog.notebook_start(name)
-                result = _run_one(item, out_path, params, nb_dir.resolve(), prog, opts)
-                if sigint.seen and result.status != "interrupted":  # e.g. seen as a dead kernel
-                    result.status, result.error, result.kernel_log = "interrupted", "SIGINT", ""
-                prog.notebook_done(name, result.status, result.seconds)
-                rep.runs.append(result)
-                if result.status == "interrupted":
-                    rep.interrupted = result
+        for k, item in enumerate(items):
+            if runs[k] is None:
+                futures[pool.submit(lane, item)] = k
+        pending = set(futures)
+        while pending:  # a timeout, so that Ctrl-C is seen while notebooks run
+            _, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+    except KeyboardInterrupt:
+        STOPPING.set()  # no notebook starts; a kernel starting now is killed
+        kill_kernels()
+        for f in futures:
+            f.cancel()
+        wait(futures)  # the running notebooks end: their kernels are dead
     finally:
         sigint.__exit__()
+        pool.shutdown(wait=True)
         prog.close()
+    for f, k in futures.items():
+        if f.cancelled():
+            runs[k] = NotebookRun(items[k].nb.name, "not run", 0.0, items[k].digest)
+        else:
+            runs[k] = f.result()  # lane() raises nothing but a bug's exception
+    rep.runs = [r for r in runs if r is not None]
+    stopped = STOPPING.is_set() or sigint.seen
+    for r in rep.runs:
+        if stopped and r.status == "interrupted" and rep.interrupted is None:
+            rep.interrupted = r
+    if stopped and rep.interrupted is None:  # Ctrl-C between two notebooks
+        rep.interrupted = next((r for r in rep.runs if r.status == "not run"), None)
     rep.seconds = time.perf_counter() - start
     rep.finished = now_iso()
     if rep.interrupted is None:

@@ -91,7 +91,7 @@ def main(*, measure: Callable[..., Any] | None = None, **options: Any) -> int:
     """What ``labkit reproduce`` runs; returns the exit status (see :data:`EXIT_OK` ...).
 
     ``options`` are :func:`labkit.report.reproduce.run`'s keyword arguments
-    (quick, out, force, notebooks, progress, timeout), and ``sessions`` and ``pause``:
+    (quick, out, force, notebooks, progress, timeout, jobs), and ``sessions`` and ``pause``:
     ``measure(out, quick, sessions=, pause=, progress=)`` is the measuring phase run
     before the notebooks (:func:`labkit.claims.schedule.phase`, which ``labkit
     reproduce`` passes); without it each notebook measures its own experiments, in one
@@ -108,6 +108,10 @@ def main(*, measure: Callable[..., Any] | None = None, **options: Any) -> int:
         why = f"--sessions must be >= 1 and --pause >= 0, got {sessions} and {pause}"
         print(f"labkit reproduce: {why if bad else '--sessions needs the measuring phase'}",
               file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    jobs = options.get("jobs")
+    if jobs is not None and int(jobs) < 1:
+        print(f"labkit reproduce: --jobs must be >= 1, got {jobs}", file=sys.stderr)
         return EXIT_USAGE
     try:
         rep = run(**options)
@@ -173,6 +177,16 @@ def add_arguments(parser: Any) -> None:
         metavar="SECONDS",
         help="time allowed per cell (default: no limit)",
     )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help="notebooks run at once (default: one per CPU, at most 4; 1: one after "
+        "another); side by side only after the measuring phase, so that no notebook "
+        "times anything while another runs",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     parser.add_argument(
         "--sessions",
@@ -202,6 +216,7 @@ def from_args(args: Any, measure: Callable[..., Any] | None = None) -> int:
         notebooks=args.notebooks,
         progress=not args.no_progress,
         timeout=args.timeout,
+        jobs=args.jobs,
         sessions=args.sessions,
         pause=args.pause,
     )

@@ -1,0 +1,202 @@
+"""`labkit reproduce` running notebooks side by side (issue 23: quick mode under a minute).
+
+Clock-free: two notebooks prove they ran at once by waiting for a file the other writes
+(the wait's limit only bounds a failure), and one after another by finding the state the
+other wrote when it finished.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import pytest
+from test_reproduce import make_notebook
+
+from labkit import cli
+from labkit.report import reproduce, run_state
+from labkit.report.progress import Planned, Progress
+
+# A cell writes ``<out>/started-<name>`` (its kernel is running) and what its kernel sees.
+SAY = (
+    "import json, os, pathlib, time\n"
+    "OUT = pathlib.Path(os.environ['LABKIT_OUT'])\n"
+    "ME = os.environ['LABKIT_NOTEBOOK']\n"
+    "(OUT / f'started-{ME}').write_text('')\n"
+    "(OUT / f'env-{ME}.json').write_text(json.dumps(\n"
+    "    {k: os.environ.get(k) for k in ('LABKIT_NOTEBOOK', 'LABKIT_OUT', 'LABKIT_QUICK')}))\n"
+)
+
+
+def wait_for(other: str) -> str:
+    """A cell that waits (60 s at most, then fails) until notebook ``other`` has started."""
+    return (
+        f"for _ in range(600):\n"
+        f"    if (OUT / 'started-{other}').exists():\n"
+        f"        break\n"
+        f"    time.sleep(0.1)\n"
+        f"else:\n"
+        f"    raise RuntimeError('{other} never ran beside me')\n"
+    )
+
+
+def finished(other: str) -> str:
+    """A cell that fails unless notebook ``other`` finished before this one started."""
+    return (
+        f"state = json.loads((OUT / '.state' / '{other.removesuffix('.ipynb')}.json')"
+        f".read_text())\n"
+        f"assert state['status'] == 'ran', state\n"
+    )
+
+
+RECORD = (
+    "from labkit import report\n"
+    "report.record('T9', f'row of {ME}', published=1, model=1, live=None, unit='x',\n"
+    "              verdict='reproduced', reason='a test row')\n"
+)
+
+
+def rows_by_notebook(out):
+    return {row["quantity"]: row["notebook"] for _, row in run_state.recorded_rows(out)}
+
+
+def test_side_by_side_each_kernel_sees_its_own_environment(tmp_path):
+    nbs, out = tmp_path / "nbs", tmp_path / "out"
+    nbs.mkdir()
+    make_notebook(nbs / "01-a.ipynb", SAY, wait_for("02-b.ipynb"), RECORD)
+    make_notebook(nbs / "02-b.ipynb", SAY, wait_for("01-a.ipynb"), RECORD)
+    make_notebook(nbs / "03-c.ipynb", SAY, RECORD)
+    before = dict(os.environ)
+    rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, jobs=2)
+    assert dict(os.environ) == before  # nothing of this process's environment was set
+    assert [r.name for r in rep.runs] == ["01-a.ipynb", "02-b.ipynb", "03-c.ipynb"]
+    assert [r.status for r in rep.runs] == ["ran"] * 3, [r.error for r in rep.runs]
+    for name in ("01-a.ipynb", "02-b.ipynb", "03-c.ipynb"):
+        seen = json.loads((out / f"env-{name}.json").read_text())
+        assert seen == {"LABKIT_NOTEBOOK": name, "LABKIT_OUT": str(out), "LABKIT_QUICK": "1"}
+        assert run_state.load_state(out, name)["status"] == "ran"
+    assert rows_by_notebook(out) == {
+        f"row of {n}": n for n in ("01-a.ipynb", "02-b.ipynb", "03-c.ipynb")
+    }
+    assert list(rep.summary["quantity"]) == [
+        f"row of {n}" for n in ("01-a.ipynb", "02-b.ipynb", "03-c.ipynb")
+    ]
+
+
+def test_a_failing_notebook_does_not_lose_the_one_beside_it(tmp_path):
+    nbs, out = tmp_path / "nbs", tmp_path / "out"
+    nbs.mkdir()
+    make_notebook(nbs / "01-fails.ipynb", SAY, wait_for("02-ok.ipynb"), RECORD, "1 / 0")
+    make_notebook(nbs / "02-ok.ipynb", SAY, wait_for("01-fails.ipynb"), RECORD)
+    rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, jobs=2)
+    assert [r.status for r in rep.runs] == ["failed", "ran"]
+    assert "ZeroDivisionError" in rep.runs[0].error and rep.runs[0].cell == 5
+    assert rep.exit_status == reproduce.EXIT_NOTEBOOK_FAILED
+    assert run_state.load_state(out, "02-ok.ipynb")["status"] == "ran"
+    assert (out / "notebooks" / "02-ok.ipynb").is_file()
+    assert rows_by_notebook(out) == {"row of 02-ok.ipynb": "02-ok.ipynb"}  # not half of 01's
+
+
+def test_one_job_runs_them_one_after_another(tmp_path):
+    nbs, out = tmp_path / "nbs", tmp_path / "out"
+    nbs.mkdir()
+    make_notebook(nbs / "01-a.ipynb", SAY)
+    make_notebook(nbs / "02-b.ipynb", SAY, finished("01-a.ipynb"))
+    make_notebook(nbs / "03-c.ipynb", SAY, finished("02-b.ipynb"))
+    rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, jobs=1)
+    assert [r.status for r in rep.runs] == ["ran"] * 3, [r.error for r in rep.runs]
+
+
+def test_notebooks_that_time_themselves_never_run_side_by_side(tmp_path):
+    """A notebook using `claims` without a measuring phase measures time in its kernel:
+    then one after another, whatever `jobs` says; after the phase, side by side."""
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    make_notebook(nbs / "01-a.ipynb", SAY + "# (uses labkit.claims)")
+    make_notebook(nbs / "02-b.ipynb", SAY, finished("01-a.ipynb"))
+    rep = reproduce.run(quick=True, out=tmp_path / "o1", notebooks=nbs, progress=False, jobs=2)
+    assert [r.status for r in rep.runs] == ["ran", "ran"], [r.error for r in rep.runs]
+    make_notebook(nbs / "01-a.ipynb", SAY + "# (uses labkit.claims)", wait_for("02-b.ipynb"))
+    make_notebook(nbs / "02-b.ipynb", SAY, wait_for("01-a.ipynb"))
+    calls = []
+    rep = reproduce.run(
+        quick=True,
+        out=tmp_path / "o2",
+        notebooks=nbs,
+        progress=False,
+        jobs=2,
+        measure=lambda out, quick: calls.append((out, quick)),
+    )
+    assert calls == [(tmp_path / "o2", True)]
+    assert [r.status for r in rep.runs] == ["ran", "ran"], [r.error for r in rep.runs]
+
+
+@pytest.mark.parametrize("jobs", [0, -1, 1.5, True])
+def test_bad_jobs_is_a_clear_error(tmp_path, jobs):
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    make_notebook(nbs / "01-a.ipynb", "x = 1")
+    with pytest.raises(ValueError, match="jobs"):
+        reproduce.run(quick=True, out=tmp_path / "out", notebooks=nbs, jobs=jobs)
+
+
+def test_cli_jobs_zero_is_a_usage_error(tmp_path, capsys):
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    make_notebook(nbs / "01-a.ipynb", "x = 1")
+    args = ["reproduce", "--quick", "--out", str(tmp_path / "out"), "--notebooks", str(nbs)]
+    assert cli.main([*args, "--jobs", "0"]) == reproduce.EXIT_USAGE
+    assert "--jobs must be >= 1" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "notebooks").exists()
+
+
+def test_default_jobs_follows_the_cpus(monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert reproduce.default_jobs() == 2
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert reproduce.default_jobs() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
+    assert reproduce.default_jobs() == reproduce.MAX_DEFAULT_JOBS
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_names_every_running_notebook(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    sections = [None, "1. Setup", "2. More"]
+    planned = [
+        Planned("01-a.ipynb", True, [1, 2], sections, {1: 1.0, 2: 2.0}),
+        Planned("02-b.ipynb", True, [1, 2], sections, {1: 1.0, 2: 2.0}),
+        Planned("03-c.ipynb", True, [1], sections[:2], {1: 1.0}),
+    ]
+    plain = io.StringIO()
+    prog = Progress(planned, stream=plain, lanes=2)
+    prog.notebook_start("01-a.ipynb")
+    prog.notebook_start("02-b.ipynb")
+    prog.cell_start(2, "01-a.ipynb")
+    prog.cell_start(1, "02-b.ipynb")
+    assert prog.cell_of("01-a.ipynb") == 2 and prog.cell_of("02-b.ipynb") == 1
+    prog.notebook_done("02-b.ipynb", "ran", 2.0)
+    prog.notebook_done("01-a.ipynb", "failed", 3.0)
+    prog.close()
+    assert plain.getvalue().splitlines() == [
+        "[1/3] 01-a.ipynb: 2 code cells, about 0:03 last time",
+        "[2/3] 02-b.ipynb: 2 code cells, about 0:03 last time",
+        "[2/3] 02-b.ipynb: ran in 2.0 s",
+        "[1/3] 01-a.ipynb: failed in 3.0 s",
+    ]
+    term = Terminal()
+    prog = Progress(planned, stream=term, lanes=2)
+    prog.notebook_start("01-a.ipynb")
+    prog.notebook_start("02-b.ipynb")
+    prog.cell_start(2, "01-a.ipynb")
+    prog.cell_start(1, "02-b.ipynb")
+    line = term.getvalue().split("\r")[-1]
+    assert line.startswith("[1/3] 01-a  cell 2/2 | [2/3] 02-b  cell 1/2  (0:00 elapsed, about"), (
+        line
+    )
+    prog.close()
