@@ -15,7 +15,7 @@ import pytest
 from test_reproduce import make_notebook
 
 from labkit import cli
-from labkit.report import reproduce, run_state
+from labkit.report import lanes, reproduce, run_state
 from labkit.report.progress import Planned, Progress
 
 # A cell writes ``<out>/started-<name>`` (its kernel is running) and what its kernel sees.
@@ -153,11 +153,11 @@ def test_cli_jobs_zero_is_a_usage_error(tmp_path, capsys):
 
 def test_default_jobs_follows_the_cpus(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
-    assert reproduce.default_jobs() == 2
+    assert lanes.default_jobs() == 2
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
-    assert reproduce.default_jobs() == 1
+    assert lanes.default_jobs() == 1
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(64)), raising=False)
-    assert reproduce.default_jobs() == reproduce.MAX_DEFAULT_JOBS
+    assert lanes.default_jobs() == lanes.MAX_DEFAULT_JOBS
 
 
 class Terminal(io.StringIO):
@@ -200,3 +200,55 @@ def test_progress_names_every_running_notebook(monkeypatch):
         line
     )
     prog.close()
+
+
+def cells(*sources):
+    return [{"cell_type": "code", "source": s} for s in sources]
+
+
+def test_a_notebook_reading_the_rows_sees_them_as_one_after_another():
+    """The reader waits for earlier recorders; later recorders wait for the reader."""
+    plans = [
+        cells("x = 1"),  # records nothing
+        cells("from labkit import claims", "claims.run('R1.ns_per_page')"),  # records
+        cells("report.summary_table(out)"),  # reads
+        cells("y = 2"),
+        cells("report.record('T', 'q', reason='r')"),  # records
+        None,  # an unreadable notebook
+    ]
+    assert lanes.waits_for(plans) == [[], [], [1], [], [2], []]
+    assert lanes.lanes(2, clock_inside=True) == 1 and lanes.lanes(2, clock_inside=False) == 2
+
+
+def test_the_shipped_notebooks_order():
+    """Notebook 00 reads this run's rows: the notebooks recording rows (02-04) start after
+    it; 01 records none and runs beside it."""
+    nbs = reproduce.find_notebooks(reproduce.notebooks_dir())
+    plans = [run_state.read_notebook(nb)["cells"] for nb in nbs]
+    names = [nb.name[:2] for nb in nbs]
+    waits = {names[k]: [names[j] for j in w] for k, w in enumerate(lanes.waits_for(plans))}
+    assert waits["00"] == [] and waits["01"] == []
+    assert all(waits[n] == ["00"] for n in names[2:]), waits
+
+
+CLOCKS = ("perf_counter", "monotonic", "time.time(", "time_ns", "timeit", "measure.runner")
+
+
+def test_no_notebook_reads_a_clock_itself():
+    """Side by side is sound because the notebooks time nothing themselves: every timed
+    experiment a claim uses is one the measuring phase measures first, and no notebook's
+    code calls a clock (a tripwire: a notebook that starts timing must change this)."""
+    from labkit.claims import claim, schedule
+
+    planned = {e.id for e in schedule.experiments() if schedule.timed(e)}
+    checked = 0
+    for cid in claim.ids():
+        exp = claim.get(cid).experiment
+        if exp is not None and schedule.timed(exp):
+            assert exp.id in planned, f"{cid}: {exp.id} is timed but not in the measuring phase"
+            checked += 1
+    assert checked >= 5  # the live and model timings of R1, R2, R3
+    for nb in reproduce.find_notebooks(reproduce.notebooks_dir()):
+        code = lanes._code(run_state.read_notebook(nb)["cells"])
+        found = [c for c in CLOCKS if c in code]
+        assert not found, f"{nb.name} reads a clock itself: {found}"

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit import _files, config
+from labkit.report import lanes
 from labkit.report import summary as report
 from labkit.report.notebook_exec import (
     STOPPING,
@@ -81,9 +82,6 @@ from labkit.report.run_summary import INCOMPLETE, run_summary
 
 NOTEBOOK_GLOB = "[0-9][0-9]-*.ipynb"
 
-#: Most notebooks a reproduction runs at once by default (fewer with fewer CPUs).
-MAX_DEFAULT_JOBS = 4
-
 
 def notebooks_dir() -> Path:
     """Where the notebooks are: ``$LABKIT_NOTEBOOKS``, else the clone's ``notebooks/``, else
@@ -97,18 +95,6 @@ def default_out(quick: bool) -> Path:
     mode = "quick" if quick else "full"
     root = config.checkout()
     return (root if root is not None else config.data_dir()) / "reproduction" / mode
-
-
-def default_jobs() -> int:
-    """How many notebooks a reproduction runs at once unless told: one per CPU this process
-    may use, at most :data:`MAX_DEFAULT_JOBS` (2 on a 2-core machine).  Each kernel is
-    mostly one busy thread; their start-up (importing labkit, pandas, matplotlib) is
-    what running them side by side saves."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, MAX_DEFAULT_JOBS))
 
 
 def find_notebooks(folder: str | os.PathLike[str]) -> list[Path]:
@@ -153,8 +139,7 @@ class _Item:
 
 def _reads_claims(item: _Item) -> bool:
     """True when a code cell of the notebook uses ``labkit.claims``."""
-    code = [c for c in (item.plan.cells if item.plan else []) if c.get("cell_type") == "code"]
-    return any("claims" in "".join(c.get("source", "")) for c in code)
+    return lanes.uses_claims(item.plan.cells if item.plan else None)
 
 
 def _plan(nbs: list[Path], out: Path, params: dict[str, Any], force: bool, html: bool) -> list:
@@ -325,7 +310,8 @@ def run(
         html_report: write the HTML pages and index.
         measure: ``measure(out, quick)``, run first when a notebook using ``claims`` runs
             (``labkit reproduce`` passes :func:`labkit.claims.schedule.phase`); they read its rows.
-        jobs: notebooks run at once (None: :func:`default_jobs`; 1: one after another).
+        jobs: notebooks run at once (None: :func:`labkit.report.lanes.default_jobs`; 1: one
+            after another), where what they show is the same as one after another.
             Side by side only when no notebook that runs measures time itself: a notebook
             using ``claims`` without a measuring phase times its experiments in its own
             kernel, so then they run one after another whatever ``jobs`` says.  Results,
@@ -365,7 +351,7 @@ def run(
             progress,
             start,
             measure,
-            default_jobs() if jobs is None else jobs,
+            lanes.default_jobs() if jobs is None else jobs,
         )
     finally:
         lock.release()
@@ -405,11 +391,12 @@ def _run_locked(
         )
         for i in items
     ]
-    timed_inside = rep.measured_s is None and any(
+    clock_inside = rep.measured_s is None and any(
         i.run and i.error is None and _reads_claims(i) for i in items
     )  # no measuring phase: those notebooks time their experiments themselves
-    lanes = 1 if timed_inside else jobs
-    prog = Progress(planned, enabled=progress, lanes=lanes)
+    n_lanes = lanes.lanes(jobs, clock_inside)
+    waits = lanes.waits_for([i.plan.cells if i.plan else None for i in items])
+    prog = Progress(planned, enabled=progress, lanes=n_lanes)
     opts = {"timeout": timeout, "html": html_report}
     runs: list[NotebookRun | None] = [None] * len(items)
     for k, item in enumerate(items):
@@ -427,8 +414,9 @@ def _run_locked(
                 reason="up to date",
             )
 
-    def lane(item: _Item) -> NotebookRun:
+    def lane(item: _Item, after: list[Future[NotebookRun]]) -> NotebookRun:
         name = item.nb.name
+        wait(after)  # earlier notebooks whose rows it reads, or which read its rows
         if STOPPING.is_set():
             return NotebookRun(name, "not run", 0.0, item.digest)
         prog.notebook_start(name)
@@ -439,13 +427,16 @@ def _run_locked(
         return result
 
     sigint = SigintStops()
-    pool = ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="labkit-notebook")
+    pool = ThreadPoolExecutor(max_workers=n_lanes, thread_name_prefix="labkit-notebook")
     futures: dict[Future[NotebookRun], int] = {}
+    by_index: dict[int, Future[NotebookRun]] = {}
     try:
         sigint.__enter__()
         for k, item in enumerate(items):
-            if runs[k] is None:
-                futures[pool.submit(lane, item)] = k
+            if runs[k] is None:  # submitted in order: what it waits for started before it
+                after = [by_index[j] for j in waits[k] if j in by_index]
+                by_index[k] = pool.submit(lane, item, after)
+                futures[by_index[k]] = k
         pending = set(futures)
         while pending:  # a timeout, so that Ctrl-C is seen while notebooks run
             _, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
