@@ -1,7 +1,8 @@
 """``labkit reproduce``: run every notebook headless and gather what they produce.
 
-For each ``NN-*.ipynb`` of the notebooks folder, in order, :func:`run`
-executes the notebook with papermill (the ``QUICK`` parameter injected, the
+For each ``NN-*.ipynb`` of the notebooks folder (side by side, up to ``jobs`` at
+once, where what they show is the same as in order: :mod:`labkit.report.lanes`),
+:func:`run` executes the notebook with papermill (the ``QUICK`` parameter injected, the
 notebooks folder as working directory, ``LABKIT_OUT`` and ``LABKIT_DATA``
 pointing at the output folder so that summary rows, figures and result tables
 land there and nowhere else) and writes, under the output folder:

@@ -132,9 +132,10 @@ def main(*, measure: Callable[..., Any] | None = None, **options: Any) -> int:
 
 
 DESCRIPTION = """\
-Run every notebook (NN-*.ipynb) headless, in order, and write a report: the
-executed notebooks, their HTML pages, the figures, the summary table of
-published / model / live figures, and index.html. Notebooks whose cells,
+Run every notebook (NN-*.ipynb) headless, side by side after the measuring
+phase (--jobs), and write a report: the executed notebooks, their HTML pages,
+the figures, the summary table of published / model / live figures, and
+index.html. Notebooks whose cells,
 labkit's code and the parameters have not changed since their last complete
 run are kept as they are (--force reruns them). An interrupted run (Ctrl-C,
 a kill, a full disk) is resumed by running the same command again."""
