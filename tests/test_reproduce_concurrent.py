@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 
 import pytest
 from test_reproduce import make_notebook
@@ -252,3 +253,35 @@ def test_no_notebook_reads_a_clock_itself():
         code = lanes._code(run_state.read_notebook(nb)["cells"])
         found = [c for c in CLOCKS if c in code]
         assert not found, f"{nb.name} reads a clock itself: {found}"
+
+
+def test_ctrl_c_stops_every_running_notebook_and_starts_no_other(tmp_path):
+    """Two notebooks hang side by side, a third waits for a lane: one Ctrl-C stops both
+    (interrupted, their states left for a rerun), the third never starts, exit 130."""
+    from test_reproduce_faults import reproduce_cmd, start_and_wait
+
+    hang = (
+        "if os.environ.get('LABKIT_TEST_HANG'):\n"
+        "    (OUT / f'hanging-{ME}').write_text('')\n"
+        "    if (OUT / 'hanging-01-a.ipynb').exists() and (OUT / 'hanging-02-b.ipynb').exists():\n"
+        "        pathlib.Path(os.environ['LABKIT_TEST_HANG']).write_text('both')\n"
+        "    time.sleep(120)\n"
+    )
+    nbs, out = tmp_path / "nbs", tmp_path / "out"
+    nbs.mkdir()
+    make_notebook(nbs / "01-a.ipynb", SAY, wait_for("02-b.ipynb"), hang)
+    make_notebook(nbs / "02-b.ipynb", SAY, wait_for("01-a.ipynb"), hang)
+    make_notebook(nbs / "03-c.ipynb", SAY)
+    proc = start_and_wait(reproduce_cmd(nbs, out, "--jobs", "2"), tmp_path / "hang")
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "interrupted in 01-a" in lines[0], err
+    assert "0 completed notebook(s) kept" in lines[0]
+    for name in ("01-a.ipynb", "02-b.ipynb"):
+        assert run_state.load_state(out, name)["status"] in ("running", "interrupted")
+    assert not (out / "started-03-c.ipynb").exists()  # never started
+    assert not list((out / "notebooks").glob(".*"))  # no partial file left behind
+    rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, jobs=2)
+    assert [r.status for r in rep.runs] == ["ran"] * 3, [r.error for r in rep.runs]
