@@ -285,3 +285,24 @@ def test_ctrl_c_stops_every_running_notebook_and_starts_no_other(tmp_path):
     assert not list((out / "notebooks").glob(".*"))  # no partial file left behind
     rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, jobs=2)
     assert [r.status for r in rep.runs] == ["ran"] * 3, [r.error for r in rep.runs]
+
+
+def test_a_bug_around_one_notebook_does_not_lose_the_others(tmp_path, monkeypatch):
+    """An exception outside the notebook's own run (here: the progress display) fails
+    that notebook, named, and the others still run."""
+    nbs = tmp_path / "nbs"
+    nbs.mkdir()
+    for name in ("01-a", "02-b", "03-c"):
+        make_notebook(nbs / f"{name}.ipynb", "x = 1")
+    real = Progress.notebook_start
+
+    def broken(self, name):
+        if name == "02-b.ipynb":
+            raise RuntimeError("a bug")
+        real(self, name)
+
+    monkeypatch.setattr(Progress, "notebook_start", broken)
+    rep = reproduce.run(quick=True, out=tmp_path / "out", notebooks=nbs, progress=False, jobs=2)
+    assert [r.status for r in rep.runs] == ["ran", "failed", "ran"]
+    assert "labkit reproduce itself failed: RuntimeError: a bug" in rep.runs[1].error
+    assert rep.exit_status == reproduce.EXIT_NOTEBOOK_FAILED

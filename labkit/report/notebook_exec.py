@@ -211,6 +211,7 @@ class SigintStops:
 
     def __init__(self) -> None:
         self.seen = False
+        self.stopped = False  #: Ctrl-C stopped the run (set on leaving the block)
         self._old: Any = None
 
     def __enter__(self) -> SigintStops:
@@ -228,6 +229,8 @@ class SigintStops:
     def __exit__(self, *exc: object) -> None:
         if self._old is not None:
             signal.signal(signal.SIGINT, self._old)
+        self.stopped = self.seen or STOPPING.is_set()
+        STOPPING.clear()  # a kernel started later (another run in this process) may run
 
 
 def kernel_env(out: Path, quick: bool, name: str) -> dict[str, str]:

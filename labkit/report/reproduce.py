@@ -448,16 +448,22 @@ def _run_locked(
             f.cancel()
         wait(futures)  # the running notebooks end: their kernels are dead
     finally:
-        sigint.__exit__()
-        pool.shutdown(wait=True)
-        prog.close()
+        try:
+            pool.shutdown(wait=True)  # every notebook has ended: none may start now
+        finally:  # (even if a second Ctrl-C cut the wait short)
+            sigint.__exit__()
+            prog.close()
     for f, k in futures.items():
         if f.cancelled():
             runs[k] = NotebookRun(items[k].nb.name, "not run", 0.0, items[k].digest)
+        elif f.exception() is not None:  # a bug here must not lose the other notebooks
+            exc, name = f.exception(), items[k].nb.name
+            why = f"labkit reproduce itself failed: {type(exc).__name__}: {exc}"
+            runs[k] = NotebookRun(name, "failed", 0.0, items[k].digest, error=why)
         else:
-            runs[k] = f.result()  # lane() raises nothing but a bug's exception
+            runs[k] = f.result()
     rep.runs = [r for r in runs if r is not None]
-    stopped = STOPPING.is_set() or sigint.seen
+    stopped = sigint.stopped
     for r in rep.runs:
         if stopped and r.status == "interrupted" and rep.interrupted is None:
             rep.interrupted = r
