@@ -1,6 +1,7 @@
 """Results on disk: CSV round trip, environment record, atomic writes, merging."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -65,6 +66,17 @@ def test_same_second_runs_do_not_overwrite(tmp_path):
     a = results.save("exp", sample_frame(), env=ENV, data_dir=tmp_path, timestamp="T")
     b = results.save("exp", sample_frame(), env=ENV, data_dir=tmp_path, timestamp="T")
     assert a != b and a.exists() and b.exists()
+
+
+def test_same_second_saves_racing_do_not_overwrite(tmp_path, monkeypatch):
+    """Two notebooks side by side saving one experiment in the same second: each checks
+    the name is free before the other has written it; the name is reserved atomically."""
+    monkeypatch.setattr(Path, "exists", lambda self: False)  # neither sees the other's file
+    a = results.save("exp", sample_frame(), env=ENV, data_dir=tmp_path, timestamp="T")
+    b = results.save("exp", sample_frame(), env=ENV, data_dir=tmp_path, timestamp="T")
+    monkeypatch.undo()
+    assert a != b and a.is_file() and b.is_file()
+    assert a.with_suffix(".json").stat().st_size > 0 and b.with_suffix(".json").stat().st_size > 0
 
 
 def test_merge_across_machines(tmp_path):

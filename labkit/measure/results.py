@@ -138,9 +138,16 @@ def save(
         f"{_safe_name(timestamp or _stamp(), 'timestamp')}-"
         f"{_safe_name(host or env.get('hostname') or 'unknown', 'host')}"
     )
+    base = out_dir.parent.parent  # the data dir: no link below it is followed
     csv_path = out_dir / f"{stem}.csv"
     k = 1
-    while csv_path.exists() or csv_path.with_suffix(".json").exists():
+    while True:  # the name is reserved by creating its .json: notebooks run side by side
+        if not csv_path.exists():  # may save the same experiment in the same second
+            try:
+                _files.open_file(csv_path.with_suffix(".json"), "xb", root=base).close()
+                break
+            except FileExistsError:
+                pass
         csv_path = out_dir / f"{stem}-{k}.csv"
         k += 1
     record = {
@@ -149,7 +156,6 @@ def save(
         "columns": list(map(str, df.columns)),
         "env": env,
     }
-    base = out_dir.parent.parent  # the data dir: no link below it is followed
     atomic_write(
         csv_path.with_suffix(".json"),
         lambda f: json.dump(record, f, indent=2, sort_keys=False, default=str),
