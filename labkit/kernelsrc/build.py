@@ -355,14 +355,7 @@ def build(
         raise KernelSourceError(f"{src_path} is not a kernel tree (no lib/iov_iter.c)")
     _need_tools()
     archive = None if src_path else source_archive(e.tree)
-    key = _hash(
-        _tree_identity(archive, src_path),
-        *(t for _, t in _patch_texts(e)),
-        _glue_hash(),
-        (GLUE / "lko_drive.c").read_bytes(),
-        _gcc_version(),
-        json.dumps(OPT_LEVELS, sort_keys=True),
-    )
+    key = _key(e, archive, src_path)
     root = cache_dir()
     dest = root / "builds" / f"{e.name}-{key}"
     record_path = dest / "build.json"
@@ -372,6 +365,38 @@ def build(
         if record_path.exists() and not force:  # built by another process while we waited
             return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
         return _build(e, key, dest, src_path, archive, root, t0, log)
+
+
+def _key(e: Era, archive: Path | None, src_path: Path | None) -> str:
+    """The cache key of era ``e``'s build: tree, patches, glue, driver, compiler, levels."""
+    return _hash(
+        _tree_identity(archive, src_path),
+        *(t for _, t in _patch_texts(e)),
+        _glue_hash(),
+        (GLUE / "lko_drive.c").read_bytes(),
+        _gcc_version(),
+        json.dumps(OPT_LEVELS, sort_keys=True),
+    )
+
+
+def cached(era: str) -> Built | None:
+    """The era's build if the cache already holds it, else None; never builds.
+
+    None too when it could not be built here (:func:`is_available` says why).
+    """
+    e = ERAS[era]
+    src = config.kernel_src_setting()
+    try:
+        _need_tools()
+        archive = None if src else source_archive(e.tree)
+        key = _key(e, archive, Path(src) if src else None)
+    except KernelSourceError:
+        return None
+    dest = cache_dir() / "builds" / f"{e.name}-{key}"
+    record_path = dest / "build.json"
+    if not record_path.exists():
+        return None
+    return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
 
 
 def _build(
