@@ -19,9 +19,11 @@ import pandas as pd
 
 from labkit.claims.claim import EstimateFn, Experiment, get
 from labkit.claims.engine import Measured, Outcome
+from labkit.experiments import callgrind
 from labkit.experiments.params import Params
 from labkit.kernelsrc import seek
-from labkit.measure import stats
+from labkit.kernelsrc.counts import kernel_counts
+from labkit.measure import results, stats
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget
 
@@ -138,6 +140,67 @@ def kernel_seek_reason(out: Outcome) -> str:
     )
 
 
+def slopes(m: Measured) -> dict[tuple[str, str], Estimate]:
+    """ns per skipped page of each era and level the rows of ``m`` (``R1.kernel_seek``'s)
+    hold, pooled over sessions as the claim's figure is; {} when it was not measured."""
+    if m.why_not or m.data.empty:
+        return {}
+    claim = get("R1.kernel_ns_per_page")
+    pairs = m.data[["era", "opt"]].drop_duplicates().itertuples(index=False)
+    out = {}
+    for era, opt in pairs:
+        est = m.estimate(replace(claim, estimate=partial(kernel_ns_per_page, era, opt)))
+        if est is not None:
+            out[(str(era), str(opt))] = est
+    return out
+
+
+def _counts() -> dict[tuple[str, str], float]:
+    """Instructions per skipped page of the real advance and of the model's walk-2019, from
+    the committed callgrind samples (clock-free; {} where none is shipped)."""
+    out: dict[tuple[str, str], float] = {}
+    k = kernel_counts()
+    if not k.empty:
+        for r in k[k["call"] == "advance/page"].itertuples():
+            out[(str(r.era), str(r.opt))] = float(r.instructions)
+    runs = results.runs("ubuf-callgrind")
+    if runs:
+        rows, _ = results.load_run(runs[-1])
+        out[("model", "walk-2019")] = float(callgrind.evidence(rows)["r1_walk_per_page"])
+    return out
+
+
+def comparison(kernel: Measured, model: Measured) -> pd.DataFrame:
+    """The real advance beside the model's two walks: one row per code and level, its ns
+    per skipped page with the interval and runs (measured here), and its instructions per
+    page (the committed callgrind counts, clock-free; NaN where none was counted)."""
+    counts = _counts()
+    rows = []
+    for (era, opt), est in sorted(
+        slopes(kernel).items(), key=lambda kv: (kv[0][0] != "6.12", kv[0])
+    ):
+        rows.append((f"real {era}", LEVELS[opt], est, counts.get((era, opt), float("nan"))))
+    if not model.why_not:
+        claim = get("R1.ns_per_page")
+        for variant, what in (
+            ("walk-2019", "model walk-2019"),
+            ("walk", "model walk (today's loop)"),
+        ):
+            est = model.estimate(replace(claim, estimate=partial(walk_slope, variant)))
+            if est is not None:
+                n = counts.get(("model", variant), float("nan"))
+                rows.append((what, "labkit's C build", est, n))
+    return pd.DataFrame(
+        [
+            {"code": c, "level": lv, "ns_per_page": e.estimate, "ci_low": e.ci_low}
+            | {"ci_high": e.ci_high, "runs": e.n_runs, "instructions_per_page": n}
+            for c, lv, e, n in rows
+        ],
+        columns=["code", "level", "ns_per_page", "ci_low", "ci_high", "runs"]
+        + ["instructions_per_page"],
+    )
+
+
 # KERNEL_SEEK, kernel_ns_per_page and kernel_seek_reason: declared as a claim by r1.py;
-# the rest: notebook 02's figure and table (labkit.claims.figures), tests
+# slopes and comparison: notebook 02's figure and table (labkit.claims.figures); the rest: tests
 __all__: list[str] = []
