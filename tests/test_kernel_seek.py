@@ -158,3 +158,12 @@ def test_a_short_real_run_has_the_rows_the_claim_reads():
     assert np.isfinite(df["ns_per_op"]).all()
     est = claims.get(CLAIM).estimate(df, 0.95)
     assert est.n_runs == 2 and math.isfinite(est.estimate)
+
+
+@pytest.mark.skipif(MISSING is not None, reason=f"kernel oracle: {MISSING}")
+def test_timing_6_12_does_not_need_the_gpl_patches_of_6_1_ubuf(monkeypatch, tmp_path):
+    """A wheel install has no kernel/gpl/ folder: 6.1+ubuf cannot be built, 6.12 still can."""
+    monkeypatch.setattr(kbuild, "GPL_DIR", tmp_path)
+    assert "kernel/gpl" in (kbuild.is_available() or "")
+    assert kbuild.is_available(["6.12", "6.1"]) is None
+    assert r1_source.kernel_seek_unavailable(r1_source.KernelSeek.full()) == ""

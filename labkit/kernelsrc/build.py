@@ -33,7 +33,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -477,11 +477,12 @@ def build_all(*, src: str | None = None, force: bool = False, log: bool = False)
     return [built[name] for name in ERAS]
 
 
-def is_available() -> str | None:
-    """None if every era can be built here, else the reason (with the install command)."""
+def is_available(eras: Iterable[str] | None = None) -> str | None:
+    """None if every era (or each of ``eras``) can be built here, else the reason (with the
+    install command)."""
     try:
         _need_tools()
-        for e in ERAS.values():
+        for e in ERAS.values() if eras is None else (ERAS[name] for name in eras):
             if config.kernel_src_setting() is None:
                 source_archive(e.tree)
             _patch_texts(e)

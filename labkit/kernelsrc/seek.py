@@ -108,7 +108,7 @@ def unavailable(eras: Sequence[str], *, build_missing: bool) -> str:
     ``build_missing`` False (quick mode): an era the cache does not hold yet is not built
     (the first build takes about 35 s); the reason names the command that builds it.
     """
-    why = is_available()
+    why = is_available(eras)
     if why:
         return why
     missing = [e for e in eras if cached(e) is None]
