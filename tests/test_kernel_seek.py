@@ -167,3 +167,9 @@ def test_timing_6_12_does_not_need_the_gpl_patches_of_6_1_ubuf(monkeypatch, tmp_
     assert "kernel/gpl" in (kbuild.is_available() or "")
     assert kbuild.is_available(["6.12", "6.1"]) is None
     assert r1_source.kernel_seek_unavailable(r1_source.KernelSeek.full()) == ""
+
+
+def test_a_named_tree_that_is_no_kernel_tree_is_a_reason_not_a_crash(monkeypatch, tmp_path):
+    monkeypatch.setenv("LABKIT_KERNEL_SRC", str(tmp_path))
+    why = r1_source.kernel_seek_unavailable(r1_source.KernelSeek.full())
+    assert "LABKIT_KERNEL_SRC" in why and "not a kernel tree" in why

@@ -480,10 +480,13 @@ def build_all(*, src: str | None = None, force: bool = False, log: bool = False)
 def is_available(eras: Iterable[str] | None = None) -> str | None:
     """None if every era (or each of ``eras``) can be built here, else the reason (with the
     install command)."""
+    src = config.kernel_src_setting()
+    if src is not None and not (src / "lib" / "iov_iter.c").exists():
+        return f"LABKIT_KERNEL_SRC={src} is not a kernel tree (no lib/iov_iter.c)"
     try:
         _need_tools()
         for e in ERAS.values() if eras is None else (ERAS[name] for name in eras):
-            if config.kernel_src_setting() is None:
+            if src is None:
                 source_archive(e.tree)
             _patch_texts(e)
     except KernelSourceError as exc:
