@@ -166,6 +166,8 @@ def from_reproduction(path: str) -> int:
         st = stored.load(exp_id, hits[0]["key"], bool(index["quick"]), out=path)
         assert st is not None
         found += tally_rows(exp_id, st.data, variant, twin)
+        if "seconds" in hits[0]:  # phases from 2026-12-03 16:00 UTC on record it
+            print(f"{exp_id}: {hits[0]['seconds']:.0f} s of measuring in all sessions")
     return _total(found)
 
 

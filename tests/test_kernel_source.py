@@ -197,14 +197,18 @@ def test_breakdowns_add_up_to_the_counts():
 
 
 def test_reconciliation_splits_call_frames_from_work():
-    """Per step, call frames + work = the step's count, on both sides and in both eras; the
-    real 6.4 import's extra call frames outweigh what its work saves at -O2."""
+    """Per step, call frames + user-access checks + work = the step's count, on both sides
+    and in both eras; the real 6.4 import's extra call frames outweigh what its work saves
+    at -O2."""
     from labkit.kernelsrc.reconcile import committed, within
 
     table = committed()
     for step in ("import", "iterate", "compared (import + iterate)"):
         for col in table.columns:
-            parts = table.loc[f"{step}: call frames", col] + table.loc[f"{step}: work", col]
+            parts = sum(
+                table.loc[f"{step}: {part}", col]
+                for part in ("call frames", "user-access checks", "work")
+            )
             assert parts == pytest.approx(table.loc[step, col]), (step, col)
     assert table.loc["import: call frames", "real saved O2"] < 0
     assert table.loc["import: work", "real saved O2"] > 0
@@ -212,7 +216,26 @@ def test_reconciliation_splits_call_frames_from_work():
     # the iteration's frames are the same in both eras, on both sides
     assert table.loc["iterate: call frames", "model saved"] == 0
     assert table.loc["iterate: call frames", "real saved O2"] == 0
+    # the model's iteration makes no user-access check (its user copy is not comparable);
+    # the real code's clear_user() checks the range in both eras
+    assert table.loc["iterate: user-access checks", "model 6.3"] == 0
+    assert table.loc["iterate: user-access checks", "real 6.1 O2"] > 0
     assert within(10, 9) and not within(10, 8) and within(-14, -12)
+
+
+def test_user_access_files():
+    from labkit.kernelsrc.frames import is_user_access
+
+    for path in (
+        "/src/arch/um/include/asm/uaccess.h",
+        "/src/include/asm-generic/uaccess.h",
+        "/src/include/linux/uaccess.h",
+        "/src/include/linux/thread_info.h",
+        "labkit/csrc/core/usermem.h",
+    ):
+        assert is_user_access(path), path
+    for path in ("/src/lib/iov_iter.c", "/src/include/linux/uio.h", "labkit/csrc/core/usermem.c"):
+        assert not is_user_access(path), path
 
 
 def test_call_frame_instructions():
@@ -233,12 +256,18 @@ def test_call_frame_instructions():
 
 
 def test_committed_frames_are_part_of_each_function():
-    from labkit.kernelsrc.counts import FRAME_COLUMN, kernel_counts
+    from labkit.kernelsrc.counts import ACCESS_COLUMN, FRAME_COLUMN, kernel_counts
 
     fns = kernel_counts(functions=True)
-    assert FRAME_COLUMN in fns.columns
-    assert ((fns[FRAME_COLUMN] >= 0) & (fns[FRAME_COLUMN] <= fns["instructions"])).all()
+    assert FRAME_COLUMN in fns.columns and ACCESS_COLUMN in fns.columns
+    classes = fns[FRAME_COLUMN] + fns[ACCESS_COLUMN]
+    assert ((fns[FRAME_COLUMN] >= 0) & (fns[ACCESS_COLUMN] >= 0)).all()
+    assert (classes <= fns["instructions"]).all()
     assert (fns[FRAME_COLUMN] > 0).any()
+    # at -Os user-mode Linux's __access_ok() is a function of its own, all of it a check
+    own = fns[fns["function"] == "__access_ok"]
+    assert not own.empty
+    assert (own[ACCESS_COLUMN] + own[FRAME_COLUMN] == own["instructions"]).all()
 
 
 #: The compiler the committed counts were made with (gcc of Debian 12); another one

@@ -505,3 +505,30 @@ if __name__ == "__main__":  # python tests/test_layout.py: the public names, by 
     print(f"{sum(map(len, names.values()))} names in __all__ over {len(names)} modules")
     found = [why for path in MODULES.values() for _, why in function_imports(path)]
     print(f"{len(found)} imports inside functions, {found.count(False)} with no comment why")
+
+
+_CONFLICT = re.compile(r"^(<<<<<<< |>>>>>>> |=======$)", re.M)
+
+
+def _conflicted(text: str) -> bool:
+    return bool(_CONFLICT.search(text))
+
+
+def test_no_merge_conflict_markers():
+    """No text file of the package, docs, tests, benchmarks or README keeps a merge's
+    conflict markers (one sat in docs/ARCHITECTURE.md for a session)."""
+    assert _conflicted("a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> other\n")
+    assert not _conflicted("a ======= b\n<<<<<<<< not a marker\n")
+    paths = [ROOT / "README.md", ROOT / "Makefile"]
+    for folder, pattern in [
+        ("labkit", "*.py"),
+        ("labkit", "*.c"),
+        ("labkit", "*.h"),
+        ("docs", "*.md"),
+        ("tests", "*.py"),
+        ("benchmarks", "*.py"),
+        ("data/published", "*.csv"),
+    ]:
+        paths += sorted((ROOT / folder).rglob(pattern))
+    bad = [str(p.relative_to(ROOT)) for p in paths if _conflicted(p.read_text(errors="replace"))]
+    assert not bad

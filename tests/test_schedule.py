@@ -165,11 +165,18 @@ def test_combine_numbers_runs_across_sessions():
         [engine.Measured(exp, p, _seek_rows("01-a", 2, 1.0), 0.95, None)],
         [engine.Measured(exp, p, _seek_rows("02-b", 3, 1.0), 0.95, None)],
     ]
-    ((exp_id, key, data, _, note),) = schedule._combine(ms)
+    ((exp_id, key, data, _, note, seconds),) = schedule._combine(ms)
     assert exp_id == exp.id and key == p.key()
     assert sorted(data["run"].unique()) == [0, 1, 2, 3, 4]
     assert data.groupby("session")["run"].nunique().to_dict() == {"01-a": 2, "02-b": 3}
     assert note.startswith("session 1: 2 runs; session 2: 3 runs")
+    assert math.isnan(seconds)  # measured outside the phase: not timed
+    timed = [
+        [engine.Measured(exp, p, m[0].data, 0.95, None, seconds=s)]
+        for m, s in zip(ms, (3, 4), strict=True)
+    ]
+    ((*_, note, seconds),) = schedule._combine(timed)
+    assert seconds == 7 and note.startswith("session 1: 2 runs in 3 s; session 2: 3 runs in 4 s")
 
 
 def test_phase_refuses_bad_arguments(tmp_path):

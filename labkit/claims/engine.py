@@ -55,6 +55,8 @@ class Measured:
     why_not: str = ""  #: non-empty when the experiment could not run here
     #: how the runs stopped, set only for rows read from a reproduction's measuring phase
     note: str = ""
+    #: seconds its runs took (measuring only; NaN when not known)
+    seconds: float = math.nan
 
     @property
     def n_runs(self) -> int:
@@ -91,7 +93,8 @@ class Measured:
         if self.note:
             return self.note
         if s is None:
-            return f"{self.n_runs} runs"
+            took = "" if math.isnan(self.seconds) else f" in {self.seconds:.0f} s"
+            return f"{self.n_runs} runs{took}"
         return f"{s.n_runs} runs in {s.seconds:.0f} s (stopped: {s.stopped})"
 
 

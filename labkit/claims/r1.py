@@ -3,7 +3,9 @@
 The model rebuilds the bvec table over real pages and times the four seeks of
 ``io_import_fixed`` in C; F, the fixed cost of a submission, is measured live
 in the same runs.  Live, READ_FIXED at the head and the tail of a registered
-buffer on today's kernel.  Callgrind counts instructions per skipped page.
+buffer on today's kernel.  Callgrind counts instructions per skipped page.  At
+the source, the real ``iov_iter_advance()`` of Linux 6.1 and 6.12 over a 1 GiB
+bvec table is timed in user space (:mod:`labkit.claims.r1_source`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pandas as pd
 from labkit import published
 from labkit.claims.claim import Claim, Experiment, register
 from labkit.claims.engine import Outcome
+from labkit.claims.r1_source import KERNEL_SEEK, kernel_ns_per_page, kernel_seek_reason
 from labkit.claims.r2 import (
     KERNEL_CALLGRIND,
     Callgrind,
@@ -427,6 +430,15 @@ register(
         experiment=KERNEL_CALLGRIND,
         estimate=partial(kernel_instructions, "r1_per_page_O2", "R1.kernel_instr_per_page"),
         reason=kernel_instr_reason,
+        side="model",
+    ),
+    Claim(
+        id="R1.kernel_ns_per_page",
+        label="real code: ns per skipped page, 6.12's iov_iter_advance of a BVEC, -O2",
+        unit="ns",
+        experiment=KERNEL_SEEK,
+        estimate=partial(kernel_ns_per_page, "6.12", "O2"),
+        reason=kernel_seek_reason,
         side="model",
     ),
     Claim(

@@ -210,14 +210,17 @@ def measure_session(
         seq = job.sequential()
         data = job.data().assign(**{SESSION_COLUMN: session.name})
         conf = DEFAULT_CONFIDENCE if seq is None else seq.confidence
-        m = Measured(exp, p, data, conf, seq)
+        m = Measured(exp, p, data, conf, seq, seconds=job.seconds)
         session.put(m)
         out.append(m)
     return out
 
 
-def _combine(per_session: list[list[Measured]]) -> list[tuple[str, str, pd.DataFrame, float, str]]:
-    """One entry per experiment: its rows of every session, runs numbered across them."""
+def _combine(
+    per_session: list[list[Measured]],
+) -> list[tuple[str, str, pd.DataFrame, float, str, float]]:
+    """One entry per experiment: its rows of every session, runs numbered across them, and
+    the seconds its runs took in all (NaN when a session's are not known)."""
     by_key: dict[tuple[str, str], list[Measured]] = {}
     for ms in per_session:
         for m in ms:
@@ -232,7 +235,8 @@ def _combine(per_session: list[list[Measured]]) -> list[tuple[str, str, pd.DataF
         mixed = " (runs interleaved with the other experiments)" if len(by_key) > 1 else ""
         note = "; ".join(notes) + mixed
         data = pd.concat(frames, ignore_index=True)
-        entries.append((exp_id, key, data, ms[0].confidence, note))
+        seconds = float(sum(m.seconds for m in ms))
+        entries.append((exp_id, key, data, ms[0].confidence, note, seconds))
     return entries
 
 

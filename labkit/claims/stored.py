@@ -73,10 +73,11 @@ def write(
     out: str | Path,
     quick: bool,
     sessions: list[str],
-    entries: list[tuple[str, str, pd.DataFrame, float, str]],
+    entries: list[tuple[Any, ...]],
 ) -> Path:
-    """Write ``entries`` (experiment id, parameters key, rows, confidence, note) into
-    ``<out>/measured/``, the index last; returns the folder.
+    """Write ``entries`` (experiment id, parameters key, rows, confidence, note, and
+    optionally the seconds its runs took) into ``<out>/measured/``, the index last;
+    returns the folder.
 
     Raises:
         OSError: when a file cannot be written (the index is then not written).
@@ -85,12 +86,14 @@ def write(
     assert where is not None
     _files.make_dirs(where, root=out)
     index: dict[str, Any] = {"quick": bool(quick), "sessions": list(sessions), "entries": []}
-    for exp_id, key, data, confidence, note in entries:
+    for exp_id, key, data, confidence, note, *rest in entries:
         name = file_name(exp_id, key)
         _files.atomic_write(where / name, _to_json(data), root=out)
+        seconds = float(rest[0]) if rest else float("nan")
         index["entries"].append(
             {"experiment": exp_id, "key": key, "file": name, "confidence": confidence}
             | {"note": note, "n_rows": len(data)}
+            | ({} if seconds != seconds else {"seconds": round(seconds, 2)})
         )
     _files.atomic_write(where / INDEX, json.dumps(index, indent=1) + "\n", root=out)
     return where

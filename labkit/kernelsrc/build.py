@@ -33,7 +33,7 @@ import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -355,14 +355,7 @@ def build(
         raise KernelSourceError(f"{src_path} is not a kernel tree (no lib/iov_iter.c)")
     _need_tools()
     archive = None if src_path else source_archive(e.tree)
-    key = _hash(
-        _tree_identity(archive, src_path),
-        *(t for _, t in _patch_texts(e)),
-        _glue_hash(),
-        (GLUE / "lko_drive.c").read_bytes(),
-        _gcc_version(),
-        json.dumps(OPT_LEVELS, sort_keys=True),
-    )
+    key = _key(e, archive, src_path)
     root = cache_dir()
     dest = root / "builds" / f"{e.name}-{key}"
     record_path = dest / "build.json"
@@ -372,6 +365,38 @@ def build(
         if record_path.exists() and not force:  # built by another process while we waited
             return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
         return _build(e, key, dest, src_path, archive, root, t0, log)
+
+
+def _key(e: Era, archive: Path | None, src_path: Path | None) -> str:
+    """The cache key of era ``e``'s build: tree, patches, glue, driver, compiler, levels."""
+    return _hash(
+        _tree_identity(archive, src_path),
+        *(t for _, t in _patch_texts(e)),
+        _glue_hash(),
+        (GLUE / "lko_drive.c").read_bytes(),
+        _gcc_version(),
+        json.dumps(OPT_LEVELS, sort_keys=True),
+    )
+
+
+def cached(era: str) -> Built | None:
+    """The era's build if the cache already holds it, else None; never builds.
+
+    None too when it could not be built here (:func:`is_available` says why).
+    """
+    e = ERAS[era]
+    src = config.kernel_src_setting()
+    try:
+        _need_tools()
+        archive = None if src else source_archive(e.tree)
+        key = _key(e, archive, Path(src) if src else None)
+    except KernelSourceError:
+        return None
+    dest = cache_dir() / "builds" / f"{e.name}-{key}"
+    record_path = dest / "build.json"
+    if not record_path.exists():
+        return None
+    return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
 
 
 def _build(
@@ -452,12 +477,16 @@ def build_all(*, src: str | None = None, force: bool = False, log: bool = False)
     return [built[name] for name in ERAS]
 
 
-def is_available() -> str | None:
-    """None if every era can be built here, else the reason (with the install command)."""
+def is_available(eras: Iterable[str] | None = None) -> str | None:
+    """None if every era (or each of ``eras``) can be built here, else the reason (with the
+    install command)."""
+    src = config.kernel_src_setting()
+    if src is not None and not (src / "lib" / "iov_iter.c").exists():
+        return f"LABKIT_KERNEL_SRC={src} is not a kernel tree (no lib/iov_iter.c)"
     try:
         _need_tools()
-        for e in ERAS.values():
-            if config.kernel_src_setting() is None:
+        for e in ERAS.values() if eras is None else (ERAS[name] for name in eras):
+            if src is None:
                 source_archive(e.tree)
             _patch_texts(e)
     except KernelSourceError as exc:

@@ -43,7 +43,7 @@ import pandas as pd
 
 from labkit import config
 from labkit.kernelsrc.build import ERAS, OPT_LEVELS, KernelSourceError, build
-from labkit.kernelsrc.frames import VALGRIND_ARGS, frame_instructions
+from labkit.kernelsrc.frames import VALGRIND_ARGS, instruction_classes
 
 EXPERIMENT = "kernel-callgrind"
 COLUMNS = ["era", "kernelversion", "opt", "call", "instructions", "unit", "n1", "n2"]
@@ -107,8 +107,9 @@ def _callgrind(
     frames: bool = False,
 ) -> Any:
     """The kernel functions' self instructions in one run of ``driver``: their sum, or
-    per function (``split``), or per function with its call-frame instructions
-    (``frames``: two dicts, see :mod:`labkit.kernelsrc.frames`)."""
+    per function (``split``), or per function with its call-frame and user-access
+    instructions (``frames``: two dicts, the second of
+    :func:`labkit.kernelsrc.frames.instruction_classes`)."""
     with tempfile.TemporaryDirectory(prefix="labkit-kcg-") as tmp:
         out = Path(tmp) / "callgrind.out"
         cmd = [
@@ -125,8 +126,9 @@ def _callgrind(
         if proc.returncode != 0:
             raise KernelSourceError(f"callgrind failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
         if frames:
-            per_fn = frame_instructions(out)
-            return _by_function(out, kernel_fns), {f: per_fn.get(f, 0) for f in kernel_fns}
+            per_fn = instruction_classes(out)
+            none = {"frame": 0, "access": 0}
+            return _by_function(out, kernel_fns), {f: per_fn.get(f, none) for f in kernel_fns}
         return _by_function(out, kernel_fns) if split else _kernel_ir(out, kernel_fns)
 
 
@@ -192,8 +194,9 @@ def measure_counts(
 
 def _breakdown(
     era: str, call: str, opt: str, n1: int, n2: int
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Per kernel function: instructions per call and, of them, call-frame instructions."""
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Per kernel function: instructions per call and, of them, call-frame instructions and
+    user-access checks (:func:`labkit.kernelsrc.frames.instruction_classes`)."""
     label, call_args, toggles = next(c for c in CALLS if c[0] == call)
     built = build(era)
     driver, fns = built.driver(opt), _kernel_functions(built.kernel_object(opt))
@@ -203,15 +206,18 @@ def _breakdown(
     ]
     (a, fa), (b, fb) = runs
     per = {fn: (b.get(fn, 0) - a.get(fn, 0)) / (n2 - n1) for fn in set(a) | set(b)}
-    frame = {fn: (fb.get(fn, 0) - fa.get(fn, 0)) / (n2 - n1) for fn in per}
-    return per, frame
+
+    def share(kind: str) -> dict[str, float]:
+        return {fn: (fb[fn][kind] - fa[fn][kind]) / (n2 - n1) for fn in per}
+
+    return per, share("frame"), share("access")
 
 
 def breakdown(
     era: str, call: str = "readv(1)", opt: str = "defconfig", *, n1: int = 100, n2: int = 300
 ) -> pd.Series:
     """Instructions per call of each kernel function (self cost, inlined code included)."""
-    per, _ = _breakdown(era, call, opt, n1, n2)
+    per, _, _ = _breakdown(era, call, opt, n1, n2)
     return pd.Series({k: v for k, v in per.items() if v}, name=f"{era} {opt} {call}").sort_values(
         ascending=False
     )
@@ -222,6 +228,12 @@ FUNCTION_COLUMNS = ["era", "opt", "call", "function", "instructions"]
 #: Of ``instructions``, the call-frame ones (:mod:`labkit.kernelsrc.frames`); runs saved
 #: before 2026-12-03 13:30 UTC lack the column.
 FRAME_COLUMN = "frame"
+#: Of ``instructions`` not in call frames, the user-access checks (``access_ok()`` and the
+#: user-copy wrappers, :data:`labkit.kernelsrc.frames.USER_ACCESS_FILES`); runs saved
+#: before 2026-12-03 16:00 UTC lack the column.
+ACCESS_COLUMN = "access"
+#: The instruction classes a breakdown carries beside its total.
+CLASS_COLUMNS = (FRAME_COLUMN, ACCESS_COLUMN)
 
 
 def measure_breakdowns(
@@ -229,13 +241,13 @@ def measure_breakdowns(
     opts: list[str] | None = None,
     calls: tuple[str, ...] = ("readv(1)", "readv(4K+empty)", "readv(4K+empty+empty)"),
 ) -> pd.DataFrame:
-    """:func:`breakdown` of each era, level and call, as a tidy table (FUNCTION_COLUMNS and
-    FRAME_COLUMN)."""
+    """:func:`breakdown` of each era, level and call, as a tidy table (FUNCTION_COLUMNS,
+    FRAME_COLUMN and ACCESS_COLUMN)."""
     rows = []
     for era in eras or list(ERAS):
         for opt in opts or list(OPT_LEVELS):
             for call in calls:
-                per, frame = _breakdown(era, call, opt, 100, 300)
+                per, frame, access = _breakdown(era, call, opt, 100, 300)
                 for fn, ir in sorted(per.items(), key=lambda kv: -kv[1]):
                     if ir:
                         rows.append(
@@ -246,9 +258,10 @@ def measure_breakdowns(
                                 "function": fn,
                                 "instructions": ir,
                                 FRAME_COLUMN: frame[fn],
+                                ACCESS_COLUMN: access[fn],
                             }
                         )
-    return pd.DataFrame(rows, columns=[*FUNCTION_COLUMNS, FRAME_COLUMN])
+    return pd.DataFrame(rows, columns=[*FUNCTION_COLUMNS, FRAME_COLUMN, ACCESS_COLUMN])
 
 
 def save_counts(
@@ -276,8 +289,8 @@ def kernel_counts(data_dir: str | Path | None = None, *, functions: bool = False
         return df
     newest = df["saved_run"].max()
     df = df[df["saved_run"] == newest]
-    if functions and FRAME_COLUMN in df.columns and df[FRAME_COLUMN].notna().all():
-        cols = [*cols, FRAME_COLUMN]
+    if functions:  # the instruction classes, where every row of the run has them
+        cols = [*cols, *(c for c in CLASS_COLUMNS if c in df and df[c].notna().all())]
     return df[cols].reset_index(drop=True)
 
 

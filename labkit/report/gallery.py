@@ -43,11 +43,13 @@ from labkit.report.bundle import Bundle
 from labkit.report.summary_format import number as _num
 
 _KEY = ["key"]
-#: Labels of earlier summaries renamed since, measuring the same thing: label -> claim id.
+#: Labels of earlier summaries (before claim ids) that today's bands cannot map, measuring
+#: the same thing: label -> claim id.  Renamed since, or a claim with no band.
 #: (R3's old instruction row, READV(IOVEC) against READ, is not R3's rewrite: not mapped.)
 RENAMED = {
     "after the fix: tail / head": "R1.tail_over_head",
     "live: READ_FIXED tail / head on today's kernel": "R1.live_tail_over_head",
+    "model: ns saved per request by READV -> READ, no deferral": "R3.model_ns_saved",
 }
 #: Verdicts that decide (a disagreement between two of them is a finding).
 DECIDED = ("reproduced", "differs")
