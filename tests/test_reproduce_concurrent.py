@@ -26,7 +26,8 @@ SAY = (
     "ME = os.environ['LABKIT_NOTEBOOK']\n"
     "(OUT / f'started-{ME}').write_text('')\n"
     "(OUT / f'env-{ME}.json').write_text(json.dumps(\n"
-    "    {k: os.environ.get(k) for k in ('LABKIT_NOTEBOOK', 'LABKIT_OUT', 'LABKIT_QUICK')}))\n"
+    "    {k: os.environ.get(k) for k in ('LABKIT_NOTEBOOK', 'LABKIT_OUT', 'LABKIT_QUICK')}\n"
+    "    | {'cwd': os.getcwd()}))\n"
 )
 
 
@@ -68,14 +69,20 @@ def test_side_by_side_each_kernel_sees_its_own_environment(tmp_path):
     make_notebook(nbs / "01-a.ipynb", SAY, wait_for("02-b.ipynb"), RECORD)
     make_notebook(nbs / "02-b.ipynb", SAY, wait_for("01-a.ipynb"), RECORD)
     make_notebook(nbs / "03-c.ipynb", SAY, RECORD)
-    before = dict(os.environ)
+    before, here = dict(os.environ), os.getcwd()
     rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, jobs=2)
     assert dict(os.environ) == before  # nothing of this process's environment was set
+    assert os.getcwd() == here  # nor its working directory (papermill's cwd= changes it)
     assert [r.name for r in rep.runs] == ["01-a.ipynb", "02-b.ipynb", "03-c.ipynb"]
     assert [r.status for r in rep.runs] == ["ran"] * 3, [r.error for r in rep.runs]
     for name in ("01-a.ipynb", "02-b.ipynb", "03-c.ipynb"):
         seen = json.loads((out / f"env-{name}.json").read_text())
-        assert seen == {"LABKIT_NOTEBOOK": name, "LABKIT_OUT": str(out), "LABKIT_QUICK": "1"}
+        assert seen == {
+            "LABKIT_NOTEBOOK": name,
+            "LABKIT_OUT": str(out),
+            "LABKIT_QUICK": "1",
+            "cwd": str(nbs.resolve()),  # each kernel starts in the notebooks' folder
+        }
         assert run_state.load_state(out, name)["status"] == "ran"
     assert rows_by_notebook(out) == {
         f"row of {n}": n for n in ("01-a.ipynb", "02-b.ipynb", "03-c.ipynb")

@@ -124,11 +124,15 @@ class CellReport:
 
 
 def _kernel_manager_class(
-    log_path: Path, root: Path | None = None, env: dict[str, str] | None = None
+    log_path: Path,
+    root: Path | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> type:
-    """An AsyncKernelManager whose kernel writes its stdout/stderr to ``log_path`` and
-    gets ``env`` on top of this process's environment (that kernel alone: notebooks run
-    side by side each see their own).
+    """An AsyncKernelManager whose kernel writes its stdout/stderr to ``log_path``, gets
+    ``env`` on top of this process's environment and starts in ``cwd`` (that kernel
+    alone: notebooks run side by side each see their own; papermill's ``cwd=`` would
+    change this whole process's working directory, under the other notebooks' feet).
 
     Where this jupyter_client and pyzmq can, the kernel's channels are also
     encrypted (CurveZMQ keys provisioned by the manager).
@@ -144,6 +148,8 @@ def _kernel_manager_class(
                 kw.setdefault("transport_encryption", "auto")
             if extra:  # the provisioner starts from kw["env"] (default: os.environ)
                 kw["env"] = {**(kw.get("env") or os.environ), **extra}
+            if cwd is not None:  # the kernel's own working directory (Popen's cwd)
+                kw["cwd"] = str(cwd)
             cmd, kw = await super()._async_pre_start_kernel(**kw)
             log = _files.open_file(log_path, "ab", root=root)  # the kernel keeps its own copy
             kw["stdout"] = log
@@ -338,7 +344,7 @@ def execute(
     _files.open_file(kernel_log, "wb", root=root).close()  # emptied, never through a link
     _files.remove(partial, root)
     _files.open_file(partial, "xb", root=root).close()  # a new file of ours for papermill
-    manager = _kernel_manager_class(kernel_log, root, env)
+    manager = _kernel_manager_class(kernel_log, root, env, cwd)
     pm_log = logging.getLogger("papermill")
     if _quiet_when_stopping not in pm_log.filters:
         pm_log.addFilter(_quiet_when_stopping)
@@ -347,7 +353,6 @@ def execute(
             str(nb_path),
             str(partial),
             parameters=params,
-            cwd=str(cwd),
             progress_bar=False,
             log_output=False,
             kernel_name="python3",

@@ -30,9 +30,8 @@
  * Inlined here, the compiler dropped the loop from the model's 6.4 import
  * only, and the model counted that as part of the change's saving.
  */
-__attribute__((noinline)) static int copy_iovec_from_user(struct lk_iovec *iov,
-							  const struct lk_iovec *uvec,
-							  unsigned long nr_segs)
+__attribute__((noinline)) static int
+copy_iovec_from_user(struct lk_iovec *iov, const struct lk_iovec *uvec, unsigned long nr_segs)
 {
 	unsigned long seg;
 
