@@ -177,6 +177,9 @@ def test_combine_numbers_runs_across_sessions():
     ]
     ((*_, note, seconds),) = schedule._combine(timed)
     assert seconds == 7 and note.startswith("session 1: 2 runs in 3 s; session 2: 3 runs in 4 s")
+    # the full mode's result tables read the same entries (a 5-tuple unpacking broke it once)
+    frames = schedule._result_frames(schedule._combine(timed))
+    assert set(frames) == {"fixed-seek"} and len(frames["fixed-seek"]) == 5 * 3
 
 
 def test_phase_refuses_bad_arguments(tmp_path):

@@ -302,12 +302,13 @@ def phase(
 
 
 def _result_frames(
-    entries: list[tuple[str, str, pd.DataFrame, float, str]],
+    entries: list[tuple[str, str, pd.DataFrame, float, str, float]],
 ) -> dict[str, pd.DataFrame | None]:
-    """The result tables of the measured experiments, by name (their ``results``)."""
+    """The result tables of the measured experiments, by name (their ``results``), from
+    :func:`_combine`'s entries."""
     by_id = {e.id: e for e in experiments()}
     frames: dict[str, pd.DataFrame | None] = {}
-    for exp_id, _, data, _, _ in entries:
+    for exp_id, _, data, *_ in entries:
         name = by_id[exp_id].results if exp_id in by_id else ""
         if name:
             frames.update(name(data) if callable(name) else {name: data})
