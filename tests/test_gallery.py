@@ -2,6 +2,7 @@
 
 import json
 import math
+import shutil
 
 import pandas as pd
 import pytest
@@ -338,3 +339,28 @@ def test_rows_with_different_definitions_are_not_pooled(tmp_path):
     # one definition beside a summary that names none pools (unknown is not different)
     c = gallery.compare([bs[0], bs[2]])
     assert c.table.set_index("claim").loc["R2: time saved", "pooled_hosts"] == 2
+
+
+def test_the_gallery_shows_this_reproduction_in_its_hosts_place(tmp_path, monkeypatch):
+    """Inside a reproduction (LABKIT_OUT), the gallery shows that run's bundle instead of
+    an older one of the same host, beside the other hosts; an older run's does not win."""
+    rows = _summary([("R2", "time saved", "%", 2.9, 2.5, 3.3, 2.5, 3.5, "reproduced")])
+    gallery, out = tmp_path / "gallery", tmp_path / "out"
+    old = _env("AMD EPYC", 25, 1)
+    new = old | {"date": "2026-12-04T10:00:00+00:00"}
+    bundle.write(gallery / "epyc", summary=rows, environment=old, source="t")
+    bundle.write(gallery / "xeon", summary=rows, environment=_env("Intel Xeon", 6, 207), source="t")
+    mine = bundle.write(out / "bundle", summary=rows, environment=new, source="t")
+    monkeypatch.delenv("LABKIT_OUT", raising=False)
+    assert len(bundle.gallery_with_this_run(gallery)) == 2  # no reproduction: the gallery
+    shown = bundle.gallery_with_this_run(gallery, out)
+    assert sorted(b.path.name for b in shown) == ["bundle", "xeon"]
+    monkeypatch.setenv("LABKIT_OUT", str(out))
+    assert [b.path for b in bundle.gallery_with_this_run(gallery)][-1] == mine
+    # a reproduction older than the gallery's bundle of its host: the gallery's stays
+    shutil.rmtree(out / "bundle")
+    bundle.write(out / "bundle", summary=rows, environment=old | {"date": "2026-12-01"}, source="t")
+    assert sorted(b.path.name for b in bundle.gallery_with_this_run(gallery, out)) == [
+        "epyc",
+        "xeon",
+    ]

@@ -93,7 +93,7 @@ UNEXPLAINED_IMPORTS: dict[str, int] = {
     "labkit/kernelsrc/fingerprint.py": 2,
     "labkit/kernelsrc/reconcile.py": 2,
     "labkit/models/ubuf.py": 1,
-    "labkit/report/bundle.py": 2,
+    "labkit/report/bundle.py": 1,
     "labkit/report/reproduce.py": 4,
     "labkit/report/scope.py": 2,
 }

@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from labkit import config
 from labkit.measure import host as _host
 from labkit.measure.envinfo import host_of
 
@@ -43,8 +44,6 @@ GALLERY = Path("data/gallery")
 
 def default_gallery() -> Path:
     """The gallery folder: ``data/gallery`` of the clone, else under the data dir."""
-    from labkit import config
-
     root = config.checkout()
     return (root if root is not None else config.data_dir()) / GALLERY
 
@@ -302,10 +301,40 @@ def gallery_bundles(gallery: str | Path | None = None) -> list[Path]:
     return sorted(p.parent for p in folder.glob("*/manifest.json"))
 
 
+def gallery_with_this_run(
+    gallery: str | Path | None = None, out: str | Path | None = None
+) -> list[Bundle]:
+    """The gallery's bundles, with the bundle of the reproduction in ``out`` (default:
+    ``$LABKIT_OUT``, the reproduction this notebook runs in) in the place of its host's.
+
+    A reproduction's bundle (``<out>/bundle``) is the one of its host the gallery shows
+    when it is newer than the gallery's bundle of that host (same fingerprint), or the
+    gallery has none: so ``make reference`` shows the run it stores, not the one before.
+    A bundle that does not load is left out, as a gallery without it.
+    """
+    found = [load(p) for p in gallery_bundles(gallery)]
+    where = Path(out) if out is not None else config.out_setting()
+    if where is None or not (where / "bundle" / "manifest.json").is_file():
+        return found
+    try:
+        mine = load(where / "bundle")
+    except BundleError:
+        return found
+
+    def when(b: Bundle) -> str:
+        return str(b.manifest.get("measured") or b.manifest.get("created") or "")
+
+    same = [b for b in found if b.fingerprint == mine.fingerprint]
+    if any(when(b) >= when(mine) for b in same):
+        return found
+    return [b for b in found if b.fingerprint != mine.fingerprint] + [mine]
+
+
 __all__ = [
     "BundleError",
     "add_to_gallery",
     "gallery_bundles",
+    "gallery_with_this_run",
     "load",
     "write",
 ]

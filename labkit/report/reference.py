@@ -143,13 +143,15 @@ def store_reference(
     # notebook's rows "carried over" (up to date), although they are this run's own.
     summaries = {name: (rep.out / name).read_bytes() for name in SUMMARY_FILES}
     index = reproduce.find_notebooks(nb_dir)[0].name
+    # <out>/bundle, as labkit reproduce writes it (make gallery copies it): before the
+    # index's rerun, whose gallery shows it in this host's place (gallery_with_this_run)
+    from_reproduction(rep.out)
     state_path(rep.out, index).unlink()  # rerun the index alone: its table shows this run
     again = reproduce.run(**kw)
     if not again.ok:
         raise RuntimeError("the index notebook did not complete: " + _failures(again))
     for name, data in summaries.items():
         report.atomic_write_text(rep.out / name, data)
-    from_reproduction(again.out)  # <out>/bundle, as labkit reproduce writes it (make gallery)
     host = _host()
     windows = {}
     for path in reproduce.find_notebooks(nb_dir):
