@@ -364,3 +364,28 @@ def test_the_gallery_shows_this_reproduction_in_its_hosts_place(tmp_path, monkey
         "epyc",
         "xeon",
     ]
+
+
+def test_a_reproductions_bundle_carries_only_its_own_samples(tmp_path):
+    """The output folder keeps every earlier run's result files; the bundle takes those
+    saved while this reproduction ran (its measuring phase and its notebooks)."""
+    out = tmp_path / "out"
+    (out / ".state").mkdir(parents=True)
+    _summary([("R2", "time saved", "%", 2.9, 2.5, 3.3, 2.5, 3.5, "reproduced")]).to_csv(
+        out / "summary.csv", index=False
+    )
+    (out / ".state" / "01-a.json").write_text(
+        json.dumps(
+            {"started": "2026-12-03T16:18:00+00:00", "finished": "2026-12-03T16:19:00+00:00"}
+        )
+    )
+    (out / "measured").mkdir()
+    (out / "measured" / "index.json").write_text(json.dumps({"sessions": ["01-20261203T161400Z"]}))
+    for stamp in ("20261203T101010Z", "20261203T161500Z", "20261203T161859Z", "20261203T170000Z"):
+        (out / "results" / "x").mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"ns_per_op": [1.0]}).to_csv(out / "results" / "x" / f"{stamp}-vm.csv")
+    b = bundle.load(bundle.from_reproduction(out))
+    assert sorted(p.name[:16] for p in b.sample_files() if p.name.endswith(".csv.gz")) == [
+        "20261203T161500Z",
+        "20261203T161859Z",
+    ]

@@ -236,7 +236,7 @@ def from_reproduction(out: str | Path, dest: str | Path | None = None) -> Path:
     dest = Path(dest) if dest is not None else out / "bundle"
     quick = bool(summary["quick"].any()) if "quick" in summary.columns else None
     env = environment(quick=quick)
-    found = sorted((out / "results").glob("*/*.csv"))
+    found = _this_run(out, sorted((out / "results").glob("*/*.csv")))
     found += sorted((out / "sessions").glob("*/results/*/*.csv"))  # labkit reproduce --sessions
     samples = [(c, c.with_suffix(".json")) for c in found]
     sessions = json_sessions(out)
@@ -261,6 +261,52 @@ def from_reproduction(out: str | Path, dest: str | Path | None = None) -> Path:
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
     return dest
+
+
+def _stamp_of(name: str) -> _dt.datetime | None:
+    """The UTC time in a result file's name (``20261203T161837Z-vm.csv``), or None."""
+    try:
+        return _dt.datetime.strptime(name[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=_dt.timezone.utc)
+    except ValueError:
+        return None
+
+
+def _window(out: Path) -> tuple[_dt.datetime, _dt.datetime] | None:
+    """When the reproduction in ``out`` measured: from its measuring phase's first session
+    (or its first notebook's start) to its last notebook's end, or None if not recorded."""
+    starts, ends = [], []
+    for path in sorted((out / ".state").glob("*.json")):
+        try:
+            st = json.loads(path.read_text())
+            starts.append(_dt.datetime.fromisoformat(st["started"]))
+            ends.append(_dt.datetime.fromisoformat(st["finished"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    try:
+        names = json.loads((out / "measured" / "index.json").read_text())["sessions"]
+    except (OSError, ValueError, KeyError, TypeError):
+        names = []
+    starts += [t for t in (_stamp_of(str(n).split("-", 1)[-1]) for n in names) if t]
+    if not starts or not ends:
+        return None
+    second = _dt.timedelta(seconds=1)  # file names keep whole seconds
+    return min(starts) - second, max(ends) + second
+
+
+def _this_run(out: Path, files: list[Path]) -> list[Path]:
+    """Of the result files under ``<out>/results``, those the reproduction in ``out`` wrote
+    (the folder keeps every earlier run's too): saved within :func:`_window`.  All of
+    them when the window is not recorded; a file whose name carries no time is kept."""
+    window = _window(out)
+    if window is None:
+        return files
+    lo, hi = window
+
+    def inside(path: Path) -> bool:
+        t = _stamp_of(path.name)
+        return t is None or lo <= t <= hi
+
+    return [f for f in files if inside(f)]
 
 
 def json_sessions(out: Path) -> int:
