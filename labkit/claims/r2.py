@@ -224,7 +224,7 @@ KERNEL_CALLGRIND = Experiment(
 # ---- estimates ----------------------------------------------------------------------
 
 
-def _r2(rows: pd.DataFrame, confidence: float) -> dict[str, Estimate]:
+def live_estimates(rows: pd.DataFrame, confidence: float) -> dict[str, Estimate]:
     """R2's live figures raw and with the proxy's extra iovec removed
     (:func:`labkit.measure.calibration.proxy_corrected`), from the one A/B loop."""
     d = rows[rows["target"] == "zero"]
@@ -234,17 +234,17 @@ def _r2(rows: pd.DataFrame, confidence: float) -> dict[str, Estimate]:
 def saved_share(rows: pd.DataFrame, confidence: float) -> Estimate:
     """Time saved per call by UBUF over IOVEC(1), in %: readv(4K + empty) against readv(1),
     the proxy's extra empty iovec (readv(4K + 2 empty) - readv(4K + empty)) taken off."""
-    return _r2(rows, confidence)["saved_share"]
+    return live_estimates(rows, confidence)["saved_share"]
 
 
 def saved_ns(rows: pd.DataFrame, confidence: float) -> Estimate:
     """ns saved per call, readv(4K + empty) - readv(1), the proxy's extra iovec taken off."""
-    return _r2(rows, confidence)["saved_ns"]
+    return live_estimates(rows, confidence)["saved_ns"]
 
 
 def live_ratio(rows: pd.DataFrame, confidence: float) -> Estimate:
     """readv(4K + empty) / readv(1) on /dev/zero, the proxy's extra iovec taken off."""
-    return _r2(rows, confidence)["ratio"]
+    return live_estimates(rows, confidence)["ratio"]
 
 
 def aa_readv1(rows: pd.DataFrame, confidence: float = 0.95) -> calibration.AA:
@@ -255,7 +255,7 @@ def aa_readv1(rows: pd.DataFrame, confidence: float = 0.95) -> calibration.AA:
 
 def _calibration_sentence(out: Outcome, key: str, fmt: str, unit: str) -> str:
     """Raw figure, the proxy's bias and the A/A of the same loop, for a reason."""
-    r = _r2(out.data, out.measured.confidence)
+    r = live_estimates(out.data, out.measured.confidence)
     a = aa_readv1(out.data)
     return (
         f"corrected for the proxy's extra empty iovec, measured in the same loop "
