@@ -149,6 +149,41 @@ def test_judge_says_what_it_would_take():
     assert report.judge(e, None).verdict == "not measured"
 
 
+def test_an_interval_over_sessions_asks_for_sessions_not_runs():
+    """Over sessions the interval is a t interval on the sessions' figures: more runs in
+    each session do not narrow it, more sessions do (t(S-1)/sqrt(S) at the same spread)."""
+    from scipy.stats import t
+
+    from labkit.measure.verdicts import sessions_to_shrink
+
+    band = published.band("R2", "readv(1) as UBUF: time saved per call")  # [2.5, 3.5] %
+    e = stats.Estimate(
+        quantity="x",
+        estimate=3.0,
+        ci_low=1.0,
+        ci_high=5.0,
+        confidence=0.95,
+        method="m",
+        n_runs=12,
+        n_batches=10,
+        within_run=0.1,
+        between_run=0.5,
+        n_sessions=3,
+        between_session=0.8,
+    )
+    v = report.judge(e, band)
+    assert v.verdict == "inconclusive" and v.shrink == pytest.approx(4.0)
+    need = sessions_to_shrink(3, 4.0)
+    assert f"about {need} sessions instead of 3" in v.reason and "runs instead" not in v.reason
+    # the smallest such count, checked against the t quantiles directly
+    half = lambda n: t.ppf(0.975, n - 1) / n**0.5  # noqa: E731
+    assert half(need) <= half(3) / 4.0 < half(need - 1)
+    assert sessions_to_shrink(3, 1.0) == 3 and sessions_to_shrink(2, 1.5) == 3
+    assert sessions_to_shrink(3, 1e6) > 10**11  # no loop over a trillion sessions
+    with pytest.raises(ValueError):
+        sessions_to_shrink(1, 2.0)
+
+
 # ---- not comparable (decided from the declared setups, before measuring) -----------
 
 

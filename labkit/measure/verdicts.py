@@ -211,7 +211,17 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None, setup: Any = 
         unit=band.unit,
         confidence=estimate.confidence,
     )
-    if v.shrink is not None and v.shrink > 1 and getattr(estimate, "n_runs", 0) >= 2:
+    sessions = getattr(estimate, "n_sessions", 1) or 1
+    if v.shrink is not None and v.shrink > 1 and sessions >= 2:
+        more = sessions_to_shrink(sessions, v.shrink, estimate.confidence)
+        v = Verdict(
+            v.verdict,
+            f"{v.reason} (the interval is over sessions: at this spread between sessions, "
+            f"about {more} sessions instead of {sessions}; more runs per session do not "
+            f"narrow it)",
+            v.shrink,
+        )
+    elif v.shrink is not None and v.shrink > 1 and getattr(estimate, "n_runs", 0) >= 2:
         # an interval over runs narrows about as 1 / sqrt(runs)
         runs = math.ceil(estimate.n_runs * v.shrink**2)
         v = Verdict(
@@ -222,11 +232,32 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None, setup: Any = 
     return v
 
 
+def sessions_to_shrink(sessions: int, shrink: float, confidence: float = 0.95) -> int:
+    """Sessions an interval over ``sessions`` sessions needs to be ``shrink`` times narrower
+    at the same spread between sessions: a t interval on the sessions' figures has the
+    half-width t(confidence, S - 1) SD / sqrt(S) (:mod:`labkit.measure.sessions`), so the
+    answer is the smallest S' with t(S' - 1) / sqrt(S') <= t(S - 1) / sqrt(S) / shrink.
+    """
+    from scipy.stats import norm, t  # here: scipy's import is slow, only this advice needs it
+
+    if sessions < 2 or not shrink > 0 or not math.isfinite(shrink):
+        raise ValueError(f"sessions_to_shrink: need 2+ sessions and a finite shrink > 0, got "
+                         f"{sessions} and {shrink}")  # fmt: skip
+    q = (1 + confidence) / 2
+    goal = t.ppf(q, sessions - 1) / math.sqrt(sessions) / shrink
+    # t(q, df) >= z(q): no fewer than (z / goal)^2 sessions will do; from there, a few steps
+    n = max(sessions, math.ceil((norm.ppf(q) / goal) ** 2))
+    while t.ppf(q, n - 1) / math.sqrt(n) > goal:
+        n += 1
+    return n
+
+
 __all__ = [
     "NOT_COMPARABLE",
     "TOO_NOISY",
     "VERDICTS",
     "Verdict",
     "judge",
+    "sessions_to_shrink",
     "verdict",
 ]
