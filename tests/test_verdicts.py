@@ -244,3 +244,9 @@ def test_setups_file_checked(tmp_path):
         setups.load(bad)
     with pytest.raises(ValueError):
         not_comparable("", "x")
+
+
+def test_a_shrink_just_over_1_does_not_read_as_1x():
+    v = verdict(4.0, 3.08, 5.0, 4.588, 6.423)  # 1.92 wide against 1.835: 1.046x
+    assert "shrink at least 1.05x" in v.reason
+    assert "shrink at least 4x" in verdict(3.0, 1.0, 5.0, 2.5, 3.5).reason

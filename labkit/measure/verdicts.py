@@ -74,7 +74,7 @@ def _shrink(
     )
     goal = "inside the band" if inside else f"wholly {'below' if side == 'lower' else 'above'} it"
     k = half / need if need > 0 else None
-    factor = f" ({k:.2g}x narrower)" if k is not None else ""
+    factor = f" ({_factor(k)}x narrower)" if k is not None else ""
     return (
         f"it crosses the band's {side} edge {_num(edge)}{unit}; with its estimate "
         f"{'inside' if inside else 'outside'}, its {which} half ({_num(half)}{unit}) must "
@@ -150,12 +150,18 @@ def verdict(
         return Verdict(
             "inconclusive",
             f"{ci} is wider than {band} ({_num(hi - lo)} vs {_num(bh - bl)}{u}): it must "
-            f"shrink at least {k:.2g}x to decide",
+            f"shrink at least {_factor(k)}x to decide",
             k,
         )
     side, edge = ("lower", bl) if lo < bl else ("upper", bh)
     text, k = _shrink(lo, est, hi, edge, side, u)
     return Verdict("inconclusive", f"{ci} is undecided: {text}", k)
+
+
+def _factor(k: float) -> str:
+    """A shrink factor as the reason prints it: 2 significant digits, 3 under 1.1 (1.046x
+    must not read as 1x)."""
+    return f"{k:.3g}" if k < 1.1 else f"{k:.2g}"
 
 
 def not_comparable(differs: str, to_compare: str, figure: str | None = None) -> Verdict:
