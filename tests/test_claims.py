@@ -204,3 +204,26 @@ def test_without_io_uring_its_claims_are_not_measured_and_its_figures_say_why(
     assert figures_live.head_tail(s).empty and figures_live.qd1(s)[0].empty
     assert figures_live.peak(s).empty and figures_live.peak_ratios(s).empty
     assert "kiops_per_core" in figures_live.peak(s).columns
+
+
+def test_r2_live_figures_are_computed_once_per_rows(monkeypatch):
+    """The three live R2 claims and their reasons read one loop: its seven bootstraps run
+    once per rows and confidence, not once per caller."""
+    import pandas as pd
+
+    from labkit.claims import r2
+
+    calls = []
+
+    def fake(d, names, confidence):
+        calls.append((len(d), confidence))
+        return {"saved_share": confidence}
+
+    monkeypatch.setattr(r2.calibration, "proxy_corrected", fake)
+    monkeypatch.setattr(r2, "_R2_DONE", {})
+    rows = pd.DataFrame({"target": ["zero", "zero", "tmpfs"], "ns_per_op": [1.0, 2.0, 3.0]})
+    same = rows.copy()
+    assert r2._r2(rows, 0.95) is r2._r2(same, 0.95)  # equal content: one computation
+    r2._r2(rows, 0.99)
+    r2._r2(rows.assign(ns_per_op=[1.0, 2.5, 3.0]), 0.95)
+    assert calls == [(2, 0.95), (2, 0.99), (2, 0.95)]

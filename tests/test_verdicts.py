@@ -126,9 +126,9 @@ def test_record_without_a_band(tmp_path):
     assert row["verdict"] == "reproduced" and row["method"] == "verdict given by the notebook"
 
 
-def test_judge_says_what_it_would_take():
-    band = published.band("R2", "readv(1) as UBUF: time saved per call")  # [2.5, 3.5] %
-    e = stats.Estimate(
+def _wide_estimate(**kw):
+    """3.0 [1.0, 5.0]: four times wider than R2's band [2.5, 3.5]."""
+    fields = dict(
         quantity="x",
         estimate=3.0,
         ci_low=1.0,
@@ -140,6 +140,12 @@ def test_judge_says_what_it_would_take():
         within_run=0.1,
         between_run=0.5,
     )
+    return stats.Estimate(**(fields | kw))
+
+
+def test_judge_says_what_it_would_take():
+    band = published.band("R2", "readv(1) as UBUF: time saved per call")  # [2.5, 3.5] %
+    e = _wide_estimate(n_runs=3)
     v = report.judge(e, band)
     assert v.verdict == "inconclusive" and v.shrink == pytest.approx(4.0)
     assert "about 48 runs instead of 3" in v.reason
@@ -157,20 +163,7 @@ def test_an_interval_over_sessions_asks_for_sessions_not_runs():
     from labkit.measure.verdicts import sessions_to_shrink
 
     band = published.band("R2", "readv(1) as UBUF: time saved per call")  # [2.5, 3.5] %
-    e = stats.Estimate(
-        quantity="x",
-        estimate=3.0,
-        ci_low=1.0,
-        ci_high=5.0,
-        confidence=0.95,
-        method="m",
-        n_runs=12,
-        n_batches=10,
-        within_run=0.1,
-        between_run=0.5,
-        n_sessions=3,
-        between_session=0.8,
-    )
+    e = _wide_estimate(n_runs=12, n_sessions=3, between_session=0.8)
     v = report.judge(e, band)
     assert v.verdict == "inconclusive" and v.shrink == pytest.approx(4.0)
     need = sessions_to_shrink(3, 4.0)

@@ -155,18 +155,11 @@ def instruction_classes(
     return result
 
 
-def frame_instructions(out_file: Path, binaries: dict[str, str] | None = None) -> dict[str, int]:
-    """Call-frame instructions per function (self cost) in one callgrind output
-    (:func:`instruction_classes`' ``frame``)."""
-    return {fn: c["frame"] for fn, c in instruction_classes(out_file, binaries).items()}
-
-
 __all__ = [
     "FRAME_MNEMONICS",
     "USER_ACCESS_FILES",
     "VALGRIND_ARGS",
     "disassembly",
-    "frame_instructions",
     "instruction_classes",
     "is_frame",
     "is_user_access",

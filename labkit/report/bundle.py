@@ -35,6 +35,7 @@ import pandas as pd
 from labkit import config
 from labkit.measure import host as _host
 from labkit.measure.envinfo import host_of
+from labkit.report.run_state import load_state
 
 #: The format string every manifest carries.
 FORMAT = "labkit-bundle/1"
@@ -271,22 +272,28 @@ def _stamp_of(name: str) -> _dt.datetime | None:
         return None
 
 
+def _phase_sessions(out: Path) -> list[str]:
+    """The session names of the measuring phase in ``out`` (``measured/index.json``:
+    ``01-20261203T163223Z``, ...), or [] when it recorded none."""
+    try:
+        names = json.loads((out / "measured" / "index.json").read_text())["sessions"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
 def _window(out: Path) -> tuple[_dt.datetime, _dt.datetime] | None:
     """When the reproduction in ``out`` measured: from its measuring phase's first session
     (or its first notebook's start) to its last notebook's end, or None if not recorded."""
     starts, ends = [], []
     for path in sorted((out / ".state").glob("*.json")):
+        st = load_state(out, path.name)
         try:
-            st = json.loads(path.read_text())
             starts.append(_dt.datetime.fromisoformat(st["started"]))
             ends.append(_dt.datetime.fromisoformat(st["finished"]))
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             continue
-    try:
-        names = json.loads((out / "measured" / "index.json").read_text())["sessions"]
-    except (OSError, ValueError, KeyError, TypeError):
-        names = []
-    starts += [t for t in (_stamp_of(str(n).split("-", 1)[-1]) for n in names) if t]
+    starts += [t for t in (_stamp_of(n.split("-", 1)[-1]) for n in _phase_sessions(out)) if t]
     if not starts or not ends:
         return None
     second = _dt.timedelta(seconds=1)  # file names keep whole seconds
@@ -313,10 +320,9 @@ def json_sessions(out: Path) -> int:
     """The number of sessions a reproduction in ``out`` measured (its measuring phase's
     ``measured/index.json``, or an older run's ``.state/sessions.json``; 1 when neither
     says)."""
-    try:
-        return len(json.loads((out / "measured" / "index.json").read_text())["sessions"]) or 1
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    names = _phase_sessions(out)
+    if names:
+        return len(names)
     try:
         return int(json.loads((out / ".state" / "sessions.json").read_text())["sessions"])
     except (OSError, ValueError, KeyError, TypeError):
