@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import argparse
 
-from labkit.experiments import live_kernel, ubuf_import
+from labkit.experiments import live_kernel
+from labkit.results.r2 import experiments as r2_experiments
 
 COMPANY = {
     "pair alone": ("readv1", "readv_empty"),
@@ -46,7 +47,7 @@ def main() -> None:
                 clock_name="cpu",
                 runs=cfg.runs,
             )
-            g = ubuf_import.live_gain(d, "readv(1) vs readv(4K+empty)", kind="time")
+            g = r2_experiments.live_gain(d, "readv(1) vs readv(4K+empty)", kind="time")
             med = d.groupby("variant")["ns_per_op"].median()
             print(
                 f"{k + 1:>3}  {name:32}  {g.brief('{:+.2f}'):26} %  "

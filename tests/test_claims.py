@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 
 from labkit import claims, published
-from labkit.claims import claim as claim_mod
 from labkit.experiments.params import Params
 from labkit.measure import stats
 from labkit.measure.sequential import Budget
 from labkit.published import Band
+from labkit.results import registry
 
 #: The headline quantities of R1-R3 as the project names them (a new claim adds to them).
 HEADLINE = {
@@ -145,7 +145,7 @@ def fake_claims(monkeypatch, tmp_path):
     claims.register(*made)
     yield tmp_path
     for c in made:
-        claim_mod._CLAIMS.pop(c.id)
+        registry._EXTRA.pop(c.id)
 
 
 def test_two_claims_of_one_experiment_measure_it_once(fake_claims):
@@ -186,7 +186,7 @@ def test_without_io_uring_its_claims_are_not_measured_and_its_figures_say_why(
 ):
     # a kernel or sandbox that refuses io_uring: nothing io_uring-based runs, nothing fails
     from labkit import live
-    from labkit.claims import figures_live
+    from labkit.results import live_figures
 
     refused = {"available": False, "reason": "io_uring_setup: EPERM (test)", "kernel": "x"}
     monkeypatch.setattr(live, "probe", lambda: refused)  # noqa: E731 - a stand-in probe
@@ -201,9 +201,9 @@ def test_without_io_uring_its_claims_are_not_measured_and_its_figures_say_why(
     for name in ("live-uring-qd1", "R1-live-head-tail", "live-uring-peak"):
         fig = claims.figure(name)
         assert "not measured: io_uring unavailable" in fig.axes[0].texts[0].get_text()
-    assert figures_live.head_tail(s).empty and figures_live.qd1(s)[0].empty
-    assert figures_live.peak(s).empty and figures_live.peak_ratios(s).empty
-    assert "kiops_per_core" in figures_live.peak(s).columns
+    assert live_figures.head_tail(s).empty and live_figures.qd1(s)[0].empty
+    assert live_figures.peak(s).empty and live_figures.peak_ratios(s).empty
+    assert "kiops_per_core" in live_figures.peak(s).columns
 
 
 def test_r2_live_figures_are_computed_once_per_rows(monkeypatch):
@@ -211,7 +211,7 @@ def test_r2_live_figures_are_computed_once_per_rows(monkeypatch):
     once per rows and confidence, not once per caller."""
     import pandas as pd
 
-    from labkit.claims import r2
+    from labkit.results.r2 import claims as r2_claims
 
     calls = []
 
@@ -219,11 +219,11 @@ def test_r2_live_figures_are_computed_once_per_rows(monkeypatch):
         calls.append((len(d), confidence))
         return {"saved_share": confidence}
 
-    monkeypatch.setattr(r2.calibration, "proxy_corrected", fake)
-    monkeypatch.setattr(r2, "_R2_DONE", {})
+    monkeypatch.setattr(r2_claims.calibration, "proxy_corrected", fake)
+    monkeypatch.setattr(r2_claims, "_R2_DONE", {})
     rows = pd.DataFrame({"target": ["zero", "zero", "tmpfs"], "ns_per_op": [1.0, 2.0, 3.0]})
     same = rows.copy()
-    assert r2._r2(rows, 0.95) is r2._r2(same, 0.95)  # equal content: one computation
-    r2._r2(rows, 0.99)
-    r2._r2(rows.assign(ns_per_op=[1.0, 2.5, 3.0]), 0.95)
+    assert r2_claims._r2(rows, 0.95) is r2_claims._r2(same, 0.95)  # equal content: one computation
+    r2_claims._r2(rows, 0.99)
+    r2_claims._r2(rows.assign(ns_per_op=[1.0, 2.5, 3.0]), 0.95)
     assert calls == [(2, 0.95), (2, 0.99), (2, 0.95)]

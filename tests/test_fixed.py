@@ -13,8 +13,8 @@ import labkit
 from labkit import ITER_DEST, ITER_SOURCE, PAGE_SIZE, io_import_fixed, live, register_buffer
 from labkit.config import quick_mode
 from labkit.core.fixed import SEEKS
-from labkit.experiments import fixed_seek
 from labkit.measure import timers
+from labkit.results.r1 import experiments as r1_experiments
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -541,8 +541,8 @@ def test_r1_figures_come_from_the_one_statistics_module():
     )
     r = stats.composed_ratio(sub, "walk-2019 tail", "shift tail", fixed=[100.0] * 9)
     assert r.estimate == r.ci_low == r.ci_high == 2.0
-    assert not hasattr(fixed_seek, "composed_ratio_ci") and not hasattr(
-        fixed_seek, "fit_ns_per_page"
+    assert not hasattr(r1_experiments, "composed_ratio_ci") and not hasattr(
+        r1_experiments, "fit_ns_per_page"
     )
 
 
@@ -568,11 +568,11 @@ def test_experiment_helpers_with_a_stand_in_runner():
         )
 
     mem, m, reg = make_buffer(64 * PAGE_SIZE, 0)
-    offs = fixed_seek.seek_offsets(reg.length)
+    offs = r1_experiments.seek_offsets(reg.length)
     assert offs[0] == 0 and offs[-1] == reg.length - PAGE_SIZE and offs == sorted(set(offs))
-    df = fixed_seek.seek_cost_experiment(reg, offs[:3], repeats=2, run=run, target_ns=1e4)
+    df = r1_experiments.seek_cost_experiment(reg, offs[:3], repeats=2, run=run, target_ns=1e4)
     assert len(df) == 3 * 4 * 2 and set(df["variant"]) == set(SEEK_NAMES)
     assert list(df["pages_skipped"].unique()) == [o // PAGE_SIZE for o in offs[:3]]
-    sub = fixed_seek.submission_experiment(reg, repeats=2, run=run, target_ns=1e4)
+    sub = r1_experiments.submission_experiment(reg, repeats=2, run=run, target_ns=1e4)
     assert set(sub["where"]) == {"head", "tail"} and set(sub["seek"]) == set(SEEK_NAMES)
     assert (sub["ns_per_op"] > 0).all()

@@ -247,12 +247,13 @@ def test_no_notebook_reads_a_clock_itself():
     """Side by side is sound because the notebooks time nothing themselves: every timed
     experiment a claim uses is one the measuring phase measures first, and no notebook's
     code calls a clock (a tripwire: a notebook that starts timing must change this)."""
-    from labkit.claims import claim, schedule
+    from labkit.claims import schedule
+    from labkit.results import registry
 
     planned = {e.id for e in schedule.experiments() if schedule.timed(e)}
     checked = 0
-    for cid in claim.ids():
-        exp = claim.get(cid).experiment
+    for cid in registry.ids():
+        exp = registry.get(cid).experiment
         if exp is not None and schedule.timed(exp):
             assert exp.id in planned, f"{cid}: {exp.id} is timed but not in the measuring phase"
             checked += 1

@@ -15,9 +15,10 @@ import math
 import pandas as pd
 import pytest
 
-from labkit.claims import engine, r1, schedule, stored
+from labkit.claims import engine, schedule, stored
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import Looks
+from labkit.results.r1 import claims as r1_claims
 
 
 def _est(x: float, half: float, n: int) -> Estimate:
@@ -106,23 +107,25 @@ def _seek_rows(session: str, runs: int, slope: float) -> pd.DataFrame:
 def test_session_reads_the_stored_measurement(tmp_path, monkeypatch):
     """Under a reproduction with a measuring phase, a session takes the stored rows of an
     experiment instead of measuring it; in another mode or outside one, it does not."""
-    p = r1.SEEK.params.for_mode(True)
+    p = r1_claims.SEEK.params.for_mode(True)
     data = _seek_rows("01-x", 2, 1.0)
-    stored.write(tmp_path, True, ["01-x"], [(r1.SEEK.id, p.key(), data, 0.99, "2 runs, noted")])
+    stored.write(
+        tmp_path, True, ["01-x"], [(r1_claims.SEEK.id, p.key(), data, 0.99, "2 runs, noted")]
+    )
     monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
     s = engine.Session(quick=True)
-    m = s.measure(r1.SEEK)
+    m = s.measure(r1_claims.SEEK)
     pd.testing.assert_frame_equal(m.data, data)
     assert m.confidence == 0.99 and m.stopped() == "2 runs, noted" and m.n_runs == 2
     # another mode: not this phase's rows
-    assert stored.load(r1.SEEK.id, p.key(), quick=False) is None
+    assert stored.load(r1_claims.SEEK.id, p.key(), quick=False) is None
     # other parameters: not these rows
-    assert stored.load(r1.SEEK.id, p.replace(**_other(p)).key(), quick=True) is None
+    assert stored.load(r1_claims.SEEK.id, p.replace(**_other(p)).key(), quick=True) is None
     monkeypatch.delenv("LABKIT_OUT")
-    assert stored.load(r1.SEEK.id, p.key(), quick=True) is None
+    assert stored.load(r1_claims.SEEK.id, p.key(), quick=True) is None
     # a cleared phase hands nothing over
     stored.clear(tmp_path)
-    assert stored.load(r1.SEEK.id, p.key(), quick=True, out=tmp_path) is None
+    assert stored.load(r1_claims.SEEK.id, p.key(), quick=True, out=tmp_path) is None
 
 
 def _other(p) -> dict:
@@ -136,15 +139,17 @@ def _other(p) -> dict:
 def test_rows_of_several_sessions_give_a_pooled_estimate():
     """Rows of 3 sessions: the claim's estimate is pooled over sessions (session on top),
     with the between-session spread; one session gives the session's own estimate."""
-    from labkit.claims.claim import Claim, Experiment
+    from labkit.results.claim import Claim, Experiment
 
     def estimate(rows: pd.DataFrame, confidence: float) -> Estimate:
         x = float(rows["x"].mean())
         return Estimate("x", x, x - 0.1, x + 0.1, confidence, "t", rows["run"].nunique(), 3, 0, 0)
 
-    exp = Experiment("R9.fake", type(r1.SEEK.params.quick()), lambda p, k: None, r1.once)
+    exp = Experiment(
+        "R9.fake", type(r1_claims.SEEK.params.quick()), lambda p, k: None, r1_claims.once
+    )
     claim = Claim("R9.fake_claim", "fake", "ns", exp, estimate, lambda o: "")
-    p = r1.SEEK.params.quick()
+    p = r1_claims.SEEK.params.quick()
     frames = [_seek_rows(f"0{k}-s", 2, v) for k, v in ((1, 1.0), (2, 1.4), (3, 1.2))]
     data = pd.concat(frames, ignore_index=True)
     m = engine.Measured(exp, p, data, 0.99, None)
@@ -160,7 +165,7 @@ def test_rows_of_several_sessions_give_a_pooled_estimate():
 
 
 def test_combine_numbers_runs_across_sessions():
-    exp, p = r1.SEEK, r1.SEEK.params.quick()
+    exp, p = r1_claims.SEEK, r1_claims.SEEK.params.quick()
     ms = [
         [engine.Measured(exp, p, _seek_rows("01-a", 2, 1.0), 0.95, None)],
         [engine.Measured(exp, p, _seek_rows("02-b", 3, 1.0), 0.95, None)],
@@ -206,9 +211,9 @@ def test_session_runs_share_the_first_runs_out():
 def test_several_sessions_take_fixed_runs_and_one_run_sweeps_once():
     """With several sessions a deciding experiment gets its share of runs and no looks; an
     experiment of one run is measured in the first session only."""
-    job = schedule.job_of(r1.SEEK, r1.SEEK.params.quick(), False, sessions=3)
+    job = schedule.job_of(r1_claims.SEEK, r1_claims.SEEK.params.quick(), False, sessions=3)
     assert job.looks is None and job.runs == 4
-    job1 = schedule.job_of(r1.SEEK, r1.SEEK.params.quick(), False, sessions=1)
+    job1 = schedule.job_of(r1_claims.SEEK, r1_claims.SEEK.params.quick(), False, sessions=1)
     assert job1.looks is not None
     measured: list[str] = []
 
@@ -220,14 +225,14 @@ def test_several_sessions_take_fixed_runs_and_one_run_sweeps_once():
         return measure
 
     plan = []
-    for exp in (r1.SEEK, r1.SIZES):
+    for exp in (r1_claims.SEEK, r1_claims.SIZES):
         plan.append((dataclasses.replace(exp, measure=fake(exp)), exp.params.for_mode(True)))
     s = engine.Session(quick=True, name="02-later")
     ms = schedule.measure_session(s, plan, sessions=2, first=False)
-    assert [m.experiment.id for m in ms] == [r1.SEEK.id]
-    assert measured == [r1.SEEK.id, r1.SEEK.id]
+    assert [m.experiment.id for m in ms] == [r1_claims.SEEK.id]
+    assert measured == [r1_claims.SEEK.id, r1_claims.SEEK.id]
     assert set(ms[0].data["session"]) == {"02-later"} and ms[0].n_runs == 2
-    assert s.measure(r1.SEEK) is ms[0]  # put into the session
+    assert s.measure(r1_claims.SEEK) is ms[0]  # put into the session
 
 
 def test_no_measuring_phase_for_notebooks_that_do_not_read_claims(tmp_path):
@@ -262,9 +267,9 @@ def test_result_tables_are_named_once_per_experiment():
     name); an experiment without one saves none."""
     rows = _seek_rows("01-a", 2, 1.0)
     entries = [
-        (r1.SEEK.id, "k", rows, 0.95, ""),
+        (r1_claims.SEEK.id, "k", rows, 0.95, ""),
         ("R3.live_tmpfs", "k", rows, 0.95, ""),  # no results name
     ]
     frames = schedule._result_frames(entries)
-    assert list(frames) == [r1.SEEK.results]
-    pd.testing.assert_frame_equal(frames[r1.SEEK.results], rows)
+    assert list(frames) == [r1_claims.SEEK.results]
+    pd.testing.assert_frame_equal(frames[r1_claims.SEEK.results], rows)

@@ -197,8 +197,9 @@ def test_reproduce_sessions_end_to_end(tmp_path, capsys):
 
     import nbformat
 
-    from labkit.claims import r1, schedule
+    from labkit.claims import schedule
     from labkit.report import bundle, reproduce_cli
+    from labkit.results.r1 import claims as r1_claims
 
     nbs = tmp_path / "nbs"
     nbs.mkdir()
@@ -220,7 +221,7 @@ def test_reproduce_sessions_end_to_end(tmp_path, capsys):
     nb.cells = [params, nbformat.v4.new_code_cell(cell)]
     nbformat.write(nb, nbs / "01-one.ipynb")
     out = tmp_path / "out"
-    plan = [(r1.SEEK, r1.SEEK.params.for_mode(True))]
+    plan = [(r1_claims.SEEK, r1_claims.SEEK.params.for_mode(True))]
     rc = reproduce_cli.main(
         measure=functools.partial(schedule.phase, plan=plan),
         quick=True,

@@ -370,7 +370,7 @@ def test_shared_args_block_full():
 def test_live_gain_by_run_gives_each_runs_saving_and_speed():
     import pandas as pd
 
-    from labkit.experiments import ubuf_import
+    from labkit.results.r2 import experiments as r2_experiments
 
     rng = np.random.default_rng(7)
     rows = []
@@ -390,7 +390,7 @@ def test_live_gain_by_run_gives_each_runs_saving_and_speed():
                 }
             )
     df = pd.DataFrame(rows)
-    by_run = ubuf_import.live_gain_by_run(df, "readv(1) vs readv(4K+empty)", kind="time")
+    by_run = r2_experiments.live_gain_by_run(df, "readv(1) vs readv(4K+empty)", kind="time")
     assert list(by_run["run"]) == list(range(6))
     assert np.allclose(by_run["gain"], [2, 2, 2, 4, 4, 4], atol=1e-6)
     assert np.allclose(by_run["iovec_ns"], [200] * 3 + [300] * 3, rtol=0.01)

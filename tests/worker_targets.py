@@ -72,9 +72,9 @@ def nested() -> runner.Rows:
 @workers.target("test.imported_modules")
 def imported_modules() -> runner.Rows:
     """What a worker has loaded once it imported every experiment module."""
-    import labkit.experiments.fixed_seek
     import labkit.experiments.live_kernel
-    import labkit.experiments.ubuf_import  # noqa: F401
+    import labkit.results.r1.experiments
+    import labkit.results.r2.experiments  # noqa: F401
 
     loaded = {name for name in ("pandas", "scipy", "matplotlib") if name in sys.modules}
     return [

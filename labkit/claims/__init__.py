@@ -10,19 +10,17 @@ the figures::
     print(out)                           # R2.saved_share: 2.9 [2.6, 3.2] % -> reproduced
     claims.figure("R2-R3-live-ab")       # drawn from what the session measured, saved
 
-:mod:`labkit.claims.claim` says what a claim and an experiment declare,
-:mod:`labkit.claims.engine` how a claim is run; :mod:`labkit.claims.r1`,
-:mod:`~labkit.claims.r2` and :mod:`~labkit.claims.r3` declare the claims of each
-result.  A new claim is one :class:`Claim` in its result's module and one row of
-``bands.csv``.
+:mod:`labkit.results.claim` says what a claim and an experiment declare, each
+result's folder (:mod:`labkit.results`) declares its own, and
+:mod:`labkit.results.registry` lists the results; :mod:`labkit.claims.engine` says how a
+claim is run.  A new claim is one :class:`Claim` in its result's ``claims.py`` and one row
+of ``bands.csv``.
 """
 
-# each of these registers its claims or its figures
-from labkit.claims import figures_live, figures_ubuf, r1, r2, r3  # noqa: F401
-from labkit.claims.claim import Claim, Experiment, get, ids, register
 from labkit.claims.engine import Measured, Outcome, Session, new_session, run, session
-from labkit.claims.figures import figure
-from labkit.claims.notebook import markdown, save_results, start, summary_of
+from labkit.claims.notebook import figure, markdown, save_results, start, summary_of
+from labkit.results.claim import Claim, Experiment
+from labkit.results.registry import get, ids, register
 
 __all__ = [
     "Claim",

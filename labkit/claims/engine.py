@@ -34,13 +34,14 @@ import pandas as pd
 
 from labkit import published
 from labkit.claims import stored
-from labkit.claims.claim import Claim, Experiment, get
 from labkit.config import quick_mode
 from labkit.experiments.params import Params
 from labkit.measure import sequential
 from labkit.measure.resampling import DEFAULT_CONFIDENCE, Estimate
 from labkit.measure.sessions import SESSION_COLUMN, over_sessions
 from labkit.report import summary
+from labkit.results.claim import Claim, Experiment
+from labkit.results.registry import get
 
 
 @dataclass

@@ -1,4 +1,6 @@
-"""What a notebook calls besides ``run`` and ``figure``: its start, its prose, its summary.
+"""What a notebook calls besides ``run``: its start, its figures, its prose, its summary.
+
+* :func:`figure`: a result's figure by name, drawn from this session and saved.
 
 * :func:`start`: the mode (quick or full), the plotting style, a new session.
 * :func:`markdown`: prose whose measured figures are rendered from this run's
@@ -13,17 +15,47 @@
 from __future__ import annotations
 
 import string
+import sys
 from collections.abc import Iterable
 from typing import Any
 
+from matplotlib.figure import Figure
+
 from labkit import config
-from labkit.claims.claim import ids
-from labkit.claims.engine import Outcome, Session, new_session, session
+from labkit.claims.engine import Session, new_session, session
 from labkit.config import quick_mode
 from labkit.measure import results
 from labkit.measure.resampling import Estimate
 from labkit.report import summary
 from labkit.report.plots import apply_style
+from labkit.results.claim import Quoted
+from labkit.results.registry import figures, ids
+
+
+def figure(name: str, *, quick: bool | None = None) -> Figure:
+    """Draw the figure ``name`` from the current session, save it, and return it.
+
+    Raises:
+        KeyError: for an unknown figure name (the message lists them).
+    """
+    known = figures()
+    try:
+        draw = known[name]
+    except KeyError:
+        raise KeyError(f"unknown figure {name!r}; known: {', '.join(known)}") from None
+    fig = draw(session(quick))
+    summary.savefig(fig, name)
+    _let_ipython_draw()
+    return fig
+
+
+def _let_ipython_draw() -> None:
+    """In a Jupyter kernel, IPython draws a Figure as an image only once matplotlib's inline
+    backend has registered its formatter, which happens when the backend is first loaded (by
+    pyplot); these figures are made without pyplot, so load it here.  Elsewhere (another
+    backend, no kernel) the import changes nothing."""
+    if "ipykernel" in sys.modules:
+        import matplotlib_inline.backend_inline  # noqa: F401
 
 
 def start(quick: bool | None = None) -> Session:
@@ -39,50 +71,6 @@ class Markdown(str):
 
     def _repr_markdown_(self) -> str:
         return str(self)
-
-
-class Quoted:
-    """A figure as prose quotes it: ``format(q, "")`` is the estimate with its interval
-    (and the claim's unit), ``format(q, ".2f")`` the estimate alone; ``q.low``,
-    ``q.high``, ``q.runs`` and, for a claim, ``q.verdict``."""
-
-    def __init__(self, value: Outcome | Estimate | None, unit: str = ""):
-        self.out = value if isinstance(value, Outcome) else None
-        self.est = value.estimate if isinstance(value, Outcome) else value
-        self.unit = value.claim.unit if isinstance(value, Outcome) else unit
-
-    def __format__(self, spec: str) -> str:
-        if self.est is None:
-            return "(not measured)"
-        if spec:
-            return format(self.est.estimate, spec)
-        e = self.est
-        text = summary.format_interval(
-            {"estimate": e.estimate, "ci_low": e.ci_low, "ci_high": e.ci_high}
-        )
-        return text + ("" if self.unit in ("", "x") else f" {self.unit}")
-
-    @property
-    def low(self) -> float:
-        """The interval's lower end."""
-        return self.est.ci_low
-
-    @property
-    def high(self) -> float:
-        """The interval's upper end."""
-        return self.est.ci_high
-
-    @property
-    def runs(self) -> int:
-        """Independent runs behind the estimate."""
-        return self.est.n_runs
-
-    @property
-    def verdict(self) -> str:
-        """The rule's verdict of a claim (its row is recorded first)."""
-        if self.out is None:
-            raise AttributeError("only a claim has a verdict")
-        return self.out.session.run(self.out.claim.id).verdict
 
 
 class _Result:

@@ -39,8 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from labkit import published
-from labkit.claims import r1, r2, r3, stored
-from labkit.claims.claim import Experiment, get
+from labkit.claims import stored
 from labkit.claims.engine import Measured, Session
 from labkit.experiments.params import Params
 from labkit.measure import results
@@ -48,6 +47,8 @@ from labkit.measure.resampling import DEFAULT_CONFIDENCE
 from labkit.measure.sequential import Budget, Looks, Sequential
 from labkit.measure.sessions import SESSION_COLUMN
 from labkit.measure.stats import RUN_COLUMN
+from labkit.results.claim import Experiment
+from labkit.results.registry import RESULTS, get, ids
 
 #: Pause between sessions (seconds) unless told otherwise.
 DEFAULT_PAUSE_S = 30.0
@@ -138,12 +139,11 @@ def interleave(
 
 
 def experiments() -> list[Experiment]:
-    """Every experiment the claims' modules declare, each once, in declaration order."""
+    """Every experiment the results declare, each once, in declaration order."""
     seen: dict[str, Experiment] = {}
-    for module in (r1, r2, r3):
-        for value in vars(module).values():
-            if isinstance(value, Experiment):
-                seen.setdefault(value.id, value)
+    for result in RESULTS:
+        for exp in result.experiments:
+            seen.setdefault(exp.id, exp)
     return list(seen.values())
 
 
@@ -325,7 +325,6 @@ def session_summaries(out: str | Path, quick: bool) -> dict[str, pd.DataFrame]:
     each by the summary's rule (:func:`labkit.report.scope.judge_row`), against its band.
     Empty when ``out`` holds no measuring phase of this mode.
     """
-    from labkit.claims.claim import ids  # only here: the benchmark's per-session tables
     from labkit.report.scope import judge_row  # only here, as ids
 
     rows: dict[str, list[dict[str, object]]] = {}

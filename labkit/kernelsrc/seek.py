@@ -9,7 +9,7 @@ batches each); the slope of nanoseconds over skipped pages is the cost per
 skipped page, at both optimisation levels.
 
 :func:`measure_runs` is what the claim ``R1.kernel_ns_per_page``
-(:mod:`labkit.claims.r1`) measures: independent runs, each one fresh driver
+(:mod:`labkit.results.r1.claims`) measures: independent runs, each one fresh driver
 process per era and level, pinned to one CPU; :func:`measure_seek` is the
 benchmark's one-shot table (``benchmarks/kernel_source_seek.py``).
 

@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 #: labkit's one colour table, by role: in plots ("ours", "published" and "live" look
 #: the same in every notebook) and in the teaching drawings (labkit.teach.viz: bytes
@@ -276,10 +277,26 @@ def cost_vs_size(
     return ax, fits
 
 
+def skipped(why: str) -> Figure:
+    """A figure that says why it could not be drawn here (io_uring refused, ...)."""
+    fig = Figure(figsize=(7, 1.2))
+    ax = fig.subplots()
+    ax.axis("off")
+    ax.text(0.5, 0.5, f"not measured: {why}", ha="center", va="center")
+    return fig
+
+
+def errorbars(d: object, col: str = "median") -> list[object]:
+    """``yerr`` for matplotlib from a table with ``col``, ``ci_low`` and ``ci_high``."""
+    return [d[col] - d["ci_low"], d["ci_high"] - d[col]]  # type: ignore[index]
+
+
 __all__ = [
     "COLORS",
     "apply_style",
+    "errorbars",
     "fit_power_law",
     "ours_vs_published",
+    "skipped",
     "style",
 ]

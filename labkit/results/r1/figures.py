@@ -1,84 +1,31 @@
-"""The figures of the claims, by name: ``claims.figure("R1-seek-cost-vs-offset")``.
+"""R1's figures and the tables notebook 02 shows, drawn from what a session measured.
 
-Each figure is drawn from what the current session measured (measuring it
-first if need be), saved with :func:`labkit.report.savefig` under its name
-(when a reproduction runs), and returned: a notebook cell that ends with
-``claims.figure(name)`` shows it once.  Figures are built on
-:class:`matplotlib.figure.Figure` (not pyplot), so nothing is shown twice.
+A figure is named (``FIGURES``); ``claims.figure(name)`` draws it from the current session,
+saves it and returns it.  Figures are built on :class:`matplotlib.figure.Figure` (not pyplot),
+so nothing is shown twice.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 from matplotlib.figure import Figure
 
 from labkit import published
-from labkit.claims import r1, r1_source
-from labkit.claims.engine import Session, session
 from labkit.core.fixed import SEEKS
-from labkit.experiments import fixed_seek
 from labkit.measure import stats
-from labkit.report import summary
-from labkit.report.plots import COLORS, fit_power_law
+from labkit.report.plots import COLORS, errorbars, fit_power_law
+from labkit.results.claim import Drawing, drawn
+from labkit.results.r1 import claims, experiments
+
+if TYPE_CHECKING:
+    from labkit.claims.engine import Session
 
 MiB = 1 << 20
 
-#: Figure name -> drawing function of a session.
-FIGURES: dict[str, Callable[[Session], Figure]] = {}
-
-
-def drawn(name: str) -> Callable[[Callable[[Session], Figure]], Callable[[Session], Figure]]:
-    """Decorator: register a drawing function under the figure name ``name``."""
-
-    def wrap(fn: Callable[[Session], Figure]) -> Callable[[Session], Figure]:
-        if name in FIGURES:
-            raise ValueError(f"figure {name!r} is already drawn by {FIGURES[name].__name__}")
-        FIGURES[name] = fn
-        return fn
-
-    return wrap
-
-
-def figure(name: str, *, quick: bool | None = None) -> Figure:
-    """Draw the figure ``name`` from the current session, save it, and return it.
-
-    Raises:
-        KeyError: for an unknown figure name (the message lists them).
-    """
-    try:
-        draw = FIGURES[name]
-    except KeyError:
-        raise KeyError(f"unknown figure {name!r}; known: {', '.join(FIGURES)}") from None
-    fig = draw(session(quick))
-    summary.savefig(fig, name)
-    _let_ipython_draw()
-    return fig
-
-
-def _let_ipython_draw() -> None:
-    """In a Jupyter kernel, IPython draws a Figure as an image only once matplotlib's inline
-    backend has registered its formatter, which happens when the backend is first loaded (by
-    pyplot); these figures are made without pyplot, so load it here.  Elsewhere (another
-    backend, no kernel) the import changes nothing."""
-    if "ipykernel" in sys.modules:
-        import matplotlib_inline.backend_inline  # noqa: F401
-
-
-def skipped(why: str) -> Figure:
-    """A figure that says why it could not be drawn here (io_uring refused, ...)."""
-    fig = Figure(figsize=(7, 1.2))
-    ax = fig.subplots()
-    ax.axis("off")
-    ax.text(0.5, 0.5, f"not measured: {why}", ha="center", va="center")
-    return fig
-
-
-def errorbars(d: object, col: str = "median") -> list[object]:
-    """``yerr`` for matplotlib from a table with ``col``, ``ci_low`` and ``ci_high``."""
-    return [d[col] - d["ci_low"], d["ci_high"] - d[col]]
+#: R1's figures by name (notebook 02): ``claims.figure("R1-seek-cost-vs-offset")``.
+FIGURES: dict[str, Drawing] = {}
 
 
 # ---- R1 -------------------------------------------------------------------------------
@@ -86,14 +33,14 @@ def errorbars(d: object, col: str = "median") -> list[object]:
 
 def seek_table(s: Session) -> object:
     """Median seek cost (95% CI) per seek and offset, from the seek runs."""
-    data = s.measure(r1.SEEK).data
+    data = s.measure(claims.SEEK).data
     return stats.median_ci(data, by=["variant", "offset", "pages_skipped"])
 
 
-@drawn("R1-seek-cost-vs-offset")
+@drawn(FIGURES, "R1-seek-cost-vs-offset")
 def seek_cost(s: Session) -> Figure:
     """The four seeks' cost against the pages skipped, with the published seek."""
-    data, pub = s.measure(r1.SEEK).data, published.r1_figures()
+    data, pub = s.measure(claims.SEEK).data, published.r1_figures()
     tab = seek_table(s)
     slope = {v: stats.slope(data, variant=v, min_x=16) for v in ("walk-2019", "walk")}
     fig = Figure(figsize=(10.5, 4.5), layout="constrained")
@@ -103,13 +50,13 @@ def seek_cost(s: Session) -> Figure:
         label = seek + (f" ({slope[seek].estimate:.2f} ns/page)" if seek in slope else "")
         x = d["pages_skipped"].clip(lower=0.5)
         ax.errorbar(x, d["median"], yerr=errorbars(d), fmt="o-", ms=4, label=label)
-    real = s.measure(r1.KERNEL_SEEK)
-    slope_of = r1_source.slopes(real)
+    real = s.measure(claims.KERNEL_SEEK)
+    slope_of = claims.slopes(real)
     if slope_of:  # the real iov_iter_advance over a 1 GiB table: its head apart, unjoined
         tab_k = stats.median_ci(real.data, by=["era", "opt", "pages_skipped"])
         for (era, opt), est in sorted(slope_of.items(), reverse=True):
             d = tab_k[(tab_k.era == era) & (tab_k.opt == opt)].sort_values("pages_skipped")
-            level = r1_source.LEVELS[opt].split(" ")[0]
+            level = claims.LEVELS[opt].split(" ")[0]
             label = f"real {era} iov_iter_advance, {level}, 1 GiB ({est.estimate:.2f} ns/page)"
             far, head = d[d["pages_skipped"] > 0], d[d["pages_skipped"] == 0]
             bars = ax.errorbar(far["pages_skipped"], far["median"], yerr=errorbars(far),
@@ -124,7 +71,7 @@ def seek_cost(s: Session) -> Figure:
     ax.set_yscale("log")
     ax.set_xlabel("pages skipped to reach the offset (offset / 4 KiB; 0 drawn at 0.5)")
     ax.set_ylabel("ns per seek (io_import_fixed, or the real advance)")
-    ax.set_title(f"Seek cost across a {s.params(r1.SEEK).buffer // MiB} MiB registered buffer")
+    ax.set_title(f"Seek cost across a {s.params(claims.SEEK).buffer // MiB} MiB registered buffer")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # beside: 9 entries
     return fig
 
@@ -132,15 +79,15 @@ def seek_cost(s: Session) -> Figure:
 def kernel_seek_table(s: Session) -> object:
     """The real ``iov_iter_advance()`` beside the model's two walks: ns per skipped page
     (measured here) and instructions per page (committed counts)
-    (:func:`labkit.claims.r1_source.comparison`); empty when neither was measured."""
-    return r1_source.comparison(s.measure(r1.KERNEL_SEEK), s.measure(r1.SEEK))
+    (:func:`labkit.claims.claims.comparison`); empty when neither was measured."""
+    return claims.comparison(s.measure(claims.KERNEL_SEEK), s.measure(claims.SEEK))
 
 
-@drawn("R1-head-vs-tail")
+@drawn(FIGURES, "R1-head-vs-tail")
 def head_vs_tail(s: Session) -> Figure:
     """The four submissions, F + seek + copy, beside the published ones."""
-    data, pub = s.measure(r1.SUBMIT).data, published.r1_figures()
-    costs = fixed_seek.submission_costs(data)
+    data, pub = s.measure(claims.SUBMIT).data, published.r1_figures()
+    costs = experiments.submission_costs(data)
     labels = list(costs)
     x = np.arange(len(labels))
     est = np.array([costs[k].estimate for k in labels])
@@ -148,7 +95,7 @@ def head_vs_tail(s: Session) -> Figure:
     high = np.array([costs[k].ci_high for k in labels])
     fig = Figure(figsize=(7.5, 4.4))
     ax = fig.subplots()
-    size = s.params(r1.SUBMIT).buffer // MiB
+    size = s.params(claims.SUBMIT).buffer // MiB
     ax.errorbar(
         x - 0.08,
         est,
@@ -159,7 +106,7 @@ def head_vs_tail(s: Session) -> Figure:
         color=COLORS["model"],
         label=f"model seek + copy + measured F ({size} MiB), 95% CI",
     )
-    pubs = [pub[fixed_seek.SUBMISSIONS[k][1]] for k in labels]
+    pubs = [pub[experiments.SUBMISSIONS[k][1]] for k in labels]
     label = "published (2019, one measurement each)"
     ax.plot(x + 0.08, pubs, "D", ms=7, color=COLORS["published"], label=label)
     ax.set_yscale("log")
@@ -174,34 +121,34 @@ def head_vs_tail(s: Session) -> Figure:
 
 def submissions(s: Session) -> object:
     """The submission runs' medians (95% CI) per variant, F among them."""
-    data = s.measure(r1.SUBMIT).data
+    data = s.measure(claims.SUBMIT).data
     return stats.median_ci(data, by=["variant"])[["variant", "n", "median", "ci_low", "ci_high"]]
 
 
 def fixed_cost(s: Session) -> object:
     """F, the fixed cost of one submission, measured in the submission runs (Estimate)."""
-    return stats.median(s.measure(r1.SUBMIT).data, "F")
+    return stats.median(s.measure(claims.SUBMIT).data, "F")
 
 
 def head_tail_ratios(s: Session) -> object:
     """The three head/tail ratios of R1, (F + seek + copy) over (F + seek + copy), beside the
     published ones."""
     pub = published.r1_figures()
-    ratios = fixed_seek.head_tail_ratios(s.measure(r1.SUBMIT).data)
+    ratios = experiments.head_tail_ratios(s.measure(claims.SUBMIT).data)
     table = stats.to_frame(ratios, key="ratio").set_index("ratio")
-    table["published"] = [pub[key] for *_, key in fixed_seek.RATIOS.values()]
+    table["published"] = [pub[key] for *_, key in experiments.RATIOS.values()]
     return table[["estimate", "ci_low", "ci_high", "published", "n_runs"]]
 
 
 def by_size(s: Session) -> object:
     """The tail speed-up and the walk-2019 tail/head ratio per buffer size."""
-    data = s.measure(r1.SIZES).data
-    sub = s.measure(r1.SUBMIT).data
+    data = s.measure(claims.SIZES).data
+    sub = s.measure(claims.SUBMIT).data
     frames = {int(size): d for size, d in data.groupby("buffer")}
-    return fixed_seek.ratios_by_size(frames, fixed=sub[sub.variant == "F"])
+    return experiments.ratios_by_size(frames, fixed=sub[sub.variant == "F"])
 
 
-@drawn("R1-ratio-vs-buffer-size")
+@drawn(FIGURES, "R1-ratio-vs-buffer-size")
 def ratio_vs_size(s: Session) -> Figure:
     """How the tail penalty grows with the buffer (power laws fitted)."""
     table = by_size(s)
@@ -238,14 +185,14 @@ def ratio_vs_size(s: Session) -> Figure:
 
 def folio_table(s: Session) -> object:
     """Median seek to the head and the tail per seek, with 4 KiB pages and 2 MiB folios."""
-    data = s.measure(r1.FOLIO).data
+    data = s.measure(claims.FOLIO).data
     fs = stats.median_ci(data, by=["folio_shift", "variant", "offset"])
     fs["where"] = np.where(fs["offset"] == 0, "head", "tail")
     table = fs.pivot(index="variant", columns=["folio_shift", "where"], values="median")
     return table.loc[list(SEEKS)]
 
 
-@drawn("R1-folio-tail-seek")
+@drawn(FIGURES, "R1-folio-tail-seek")
 def folio_tail(s: Session) -> Figure:
     """The tail seek with 4 KiB bvecs and with 2 MiB folios, per seek."""
     table = folio_table(s)
@@ -259,7 +206,7 @@ def folio_tail(s: Session) -> Figure:
     ax.set_yscale("log")
     ax.set_ylabel("ns per seek to the last page")
     ax.set_xlabel("seek")
-    buffer = s.params(r1.FOLIO).buffer // MiB
+    buffer = s.params(claims.FOLIO).buffer // MiB
     ax.set_title(f"Tail seek of a {buffer} MiB buffer: 4 KiB pages vs 2 MiB folios")
     ax.legend()
     return fig

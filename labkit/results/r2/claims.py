@@ -11,19 +11,23 @@ from __future__ import annotations
 import platform
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from labkit import published
-from labkit.claims.claim import Claim, Experiment, register
-from labkit.claims.engine import Outcome
-from labkit.experiments import callgrind, live_kernel, ubuf_import
+from labkit.experiments import callgrind, live_kernel
 from labkit.experiments.params import Params
 from labkit.kernelsrc import counts as kernel_counts
 from labkit.live.variants import aa_twin
 from labkit.measure import calibration, stats
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget
+from labkit.results.claim import Claim, Experiment
+from labkit.results.r2 import experiments
+
+if TYPE_CHECKING:
+    from labkit.claims.engine import Outcome
 
 #: The live A/B of R2: (UBUF side, IOVEC side), and the proxy with one empty iovec more.
 UBUF, IOVEC, PROXY2 = "readv1", "readv_empty", "readv_empty2"
@@ -122,7 +126,7 @@ LIVE_VARIANTS = Experiment(
 
 
 #: The model experiments' sizes: calls per batch, rounds per run, deferral rates.
-Model = ubuf_import.ModelParams
+Model = experiments.ModelParams
 
 
 def model_budget(quick: bool) -> Budget:
@@ -134,12 +138,12 @@ def model_budget(quick: bool) -> Budget:
 
 def measure_read_zero(p: Model, runs: int) -> pd.DataFrame:
     """(b) R2's read-zero in the model: read, readv 6.3, readv 6.4, the live proxy."""
-    return ubuf_import.run_read_zero(p, runs=runs)
+    return experiments.run_read_zero(p, runs=runs)
 
 
 def measure_mechanics(p: Model, runs: int) -> pd.DataFrame:
     """(a) the iterator mechanics alone: import one iovec, advance over it, 6.3 vs 6.4."""
-    return ubuf_import.run_mechanics(p, runs=runs)
+    return experiments.run_mechanics(p, runs=runs)
 
 
 MODEL_READ_ZERO = Experiment(
@@ -361,7 +365,8 @@ def instr_reason(out: Outcome) -> str:
     )
 
 
-register(
+#: R2's claims, in the order the summary lists them.
+CLAIMS: tuple[Claim, ...] = (
     Claim(
         id="R2.saved_share",
         label="readv(1) as UBUF: time saved per call",

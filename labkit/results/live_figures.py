@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from labkit import live, published
-from labkit.claims import r1, r2, r3
-from labkit.claims.engine import Session
-from labkit.claims.figures import drawn, errorbars, skipped
-from labkit.claims.notebook import Quoted
 from labkit.experiments import live_kernel
 from labkit.measure import stats
 from labkit.measure.resampling import Estimate
-from labkit.report.plots import COLORS, ours_vs_published
+from labkit.report.plots import COLORS, errorbars, ours_vs_published, skipped
+from labkit.results.claim import Drawing, Quoted, drawn
+from labkit.results.r1 import claims as r1_claims
+from labkit.results.r2 import claims as r2_claims
+from labkit.results.r3 import claims as r3_claims
+
+if TYPE_CHECKING:
+    from labkit.claims.engine import Session
+
+#: Notebook 04's figures by name.
+FIGURES: dict[str, Drawing] = {}
 
 #: How each read variant's path is labelled beside R2's published figures.
 PATH_LABEL = {
@@ -54,16 +62,18 @@ SHOW = ["variant", "n", "median", "ci_low", "ci_high", "n_runs"]
 
 def syscalls(s: Session) -> pd.DataFrame:
     """Median ns per call (95% CI) per target and variant."""
-    data = s.measure(r2.LIVE_VARIANTS).data
+    data = s.measure(r2_claims.LIVE_VARIANTS).data
     return stats.median_ci(data, by=["target", "variant"])[["target", *SHOW]]
 
 
 def syscall_ratios(s: Session) -> pd.DataFrame:
     """The ratios of :data:`SYSCALL_RATIOS` per target."""
-    return live_kernel.ratio_table(s.measure(r2.LIVE_VARIANTS).data, SYSCALL_RATIOS, "target")
+    return live_kernel.ratio_table(
+        s.measure(r2_claims.LIVE_VARIANTS).data, SYSCALL_RATIOS, "target"
+    )
 
 
-@drawn("live-syscalls")
+@drawn(FIGURES, "live-syscalls")
 def syscall_bars(s: Session) -> Figure:
     """ns per call of each variant, on /dev/zero beside R2's published, and on tmpfs."""
     table = syscalls(s)
@@ -93,7 +103,7 @@ def syscall_bars(s: Session) -> Figure:
 
 def qd1(s: Session) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The QD1 round trips per op (median, 95% CI) and their ratios; empty without io_uring."""
-    m = s.measure(r3.QD1_OPS)
+    m = s.measure(r3_claims.QD1_OPS)
     if m.why_not:
         return pd.DataFrame(), pd.DataFrame()
     data = m.data.assign(all="zero")
@@ -101,12 +111,12 @@ def qd1(s: Session) -> tuple[pd.DataFrame, pd.DataFrame]:
     return table, live_kernel.ratio_table(data, URING_RATIOS, "all")
 
 
-@drawn("live-uring-qd1")
+@drawn(FIGURES, "live-uring-qd1")
 def qd1_bars(s: Session) -> Figure:
     """ns per io_uring round trip at queue depth 1, per op."""
     table, _ = qd1(s)
     if table.empty:
-        return skipped(s.measure(r3.QD1_OPS).why_not)
+        return skipped(s.measure(r3_claims.QD1_OPS).why_not)
     order = {op: k for k, op in enumerate(live.URING_OPS)}
     ours = table.assign(label=table["variant"].map(OP_LABEL), order=table["variant"].map(order))
     fig = Figure(figsize=(7, 4))
@@ -125,7 +135,7 @@ def qd1_bars(s: Session) -> Figure:
 
 def tmpfs(s: Session) -> pd.DataFrame:
     """The tmpfs detour: median round trip per op (wall clock)."""
-    m = s.measure(r3.TMPFS)
+    m = s.measure(r3_claims.TMPFS)
     if m.why_not:
         return pd.DataFrame()
     return stats.median_ci(m.data, by=["target", "variant"]).iloc[:, :6]
@@ -134,15 +144,15 @@ def tmpfs(s: Session) -> pd.DataFrame:
 def head_tail(s: Session) -> pd.DataFrame:
     """READ_FIXED at the head and the tail: median per variant (95% CI); empty without
     io_uring."""
-    m = s.measure(r1.LIVE_FIXED)
+    m = s.measure(r1_claims.LIVE_FIXED)
     return pd.DataFrame() if m.why_not else stats.median_ci(m.data, by=["variant"])[SHOW]
 
 
-@drawn("R1-live-head-tail")
+@drawn(FIGURES, "R1-live-head-tail")
 def head_tail_points(s: Session) -> Figure:
     """Live READ_FIXED at the head and the tail, beside 2019's before and after the fix."""
-    if s.measure(r1.LIVE_FIXED).why_not:
-        return skipped(s.measure(r1.LIVE_FIXED).why_not)
+    if s.measure(r1_claims.LIVE_FIXED).why_not:
+        return skipped(s.measure(r1_claims.LIVE_FIXED).why_not)
     pub = published.r1_figures()
     live_est = head_tail(s).set_index("variant").loc[["head", "tail"]]
     fig = Figure(figsize=(7.5, 4.2))
@@ -175,12 +185,12 @@ def head_tail_points(s: Session) -> Figure:
 def peak(s: Session) -> pd.DataFrame:
     """The peak loop per op and depth: CPU ns per IO (95% CI), thousand IOPS per core
     with their interval, and the IOs per io_uring_enter (empty without io_uring)."""
-    if s.measure(r3.PEAK_SWEEP).why_not:
+    if s.measure(r3_claims.PEAK_SWEEP).why_not:
         kiops = ["kiops_per_core", "kiops_low", "kiops_high", "ios_per_enter"]
         return pd.DataFrame(
             columns=["op", "depth", "median", "ci_low", "ci_high", "n_runs", *kiops]
         )
-    data = s.measure(r3.PEAK_SWEEP).data
+    data = s.measure(r3_claims.PEAK_SWEEP).data
     table = stats.median_ci(data, by=["op", "depth"])
     table["kiops_per_core"] = 1e6 / table["median"]
     table["kiops_low"] = 1e6 / table["ci_high"]
@@ -191,20 +201,20 @@ def peak(s: Session) -> pd.DataFrame:
 
 def peak_ratios(s: Session) -> pd.DataFrame:
     """At the deepest queue: READV(1) / READ and IOVEC / UBUF per IO (empty without io_uring)."""
-    if s.measure(r3.PEAK_SWEEP).why_not:
+    if s.measure(r3_claims.PEAK_SWEEP).why_not:
         return pd.DataFrame()
-    data = s.measure(r3.PEAK_SWEEP).data
+    data = s.measure(r3_claims.PEAK_SWEEP).data
     deepest = int(data["depth"].max())
     top = data[data["depth"] == deepest].copy()
     top["variant"], top["depth_group"] = top["op"], deepest
     return live_kernel.ratio_table(top, PEAK_RATIOS, "depth_group")
 
 
-@drawn("live-uring-peak")
+@drawn(FIGURES, "live-uring-peak")
 def peak_lines(s: Session) -> Figure:
     """Thousand IOPS per core against the queue depth, per op."""
-    if s.measure(r3.PEAK_SWEEP).why_not:
-        return skipped(s.measure(r3.PEAK_SWEEP).why_not)
+    if s.measure(r3_claims.PEAK_SWEEP).why_not:
+        return skipped(s.measure(r3_claims.PEAK_SWEEP).why_not)
     table = peak(s)
     depths = sorted(table["depth"].unique())
     fig = Figure(figsize=(7.5, 4.2))
@@ -226,9 +236,9 @@ def peak_lines(s: Session) -> Figure:
 def fixed_cost_ns(s: Session) -> float:
     """F: the READ_FIXED round trip at the head (median), or, where io_uring is refused, a
     plain read() of 4 KiB timed in C (the same clock)."""
-    if not s.measure(r1.LIVE_FIXED).why_not:
+    if not s.measure(r1_claims.LIVE_FIXED).why_not:
         return float(head_tail(s).set_index("variant").loc["head", "median"])
-    with live.clock(s.params(r1.LIVE_FIXED).clock):
+    with live.clock(s.params(r1_claims.LIVE_FIXED).clock):
         return live.read_syscall_ns(iters=1_000)
 
 
@@ -238,20 +248,20 @@ def _ratio(data: pd.DataFrame, num: str, den: str) -> Estimate:
 
 def in_one_table(s: Session) -> pd.Series:
     """The headline numbers of notebook 04's run, in words and figures."""
-    data = s.measure(r2.LIVE_VARIANTS).data
+    data = s.measure(r2_claims.LIVE_VARIANTS).data
     out = {}
     for target, d in data.groupby("target"):
         out[f"syscalls {target}: readv(4K+empty) / readv(1)"] = _ratio(d, "readv_empty", "readv1")
         out[f"syscalls {target}: readv(1) / read"] = _ratio(d, "readv1", "read")
-    if not s.measure(r3.QD1_OPS).why_not:
-        d = s.measure(r3.QD1_OPS).data
+    if not s.measure(r3_claims.QD1_OPS).why_not:
+        d = s.measure(r3_claims.QD1_OPS).data
         out["io_uring QD1: READV(4K+empty) / READV(1)"] = _ratio(d, "readv_empty", "readv1")
         out["io_uring QD1: READV(1) / READ"] = _ratio(d, "readv1", "read")
     text = {k: v.brief("{:.3f}") for k, v in out.items()}
-    if not s.measure(r1.LIVE_FIXED).why_not:
+    if not s.measure(r1_claims.LIVE_FIXED).why_not:
         text["READ_FIXED tail / head"] = s.run("R1.live_tail_over_head").estimate.brief("{:.3f}")
     text["F: READ_FIXED QD1 round trip (ns)"] = f"{fixed_cost_ns(s):.0f}"
-    if not s.measure(r3.PEAK_SWEEP).why_not:
+    if not s.measure(r3_claims.PEAK_SWEEP).why_not:
         table = peak(s)
         best = table.loc[table.groupby("op")["kiops_per_core"].idxmax()]
         for _, row in best.iterrows():
@@ -270,7 +280,7 @@ def in_one_table(s: Session) -> pd.Series:
 def meaning(s: Session) -> dict[str, object]:
     """The figures notebook 04's conclusions quote, from this run (Estimates, as % more
     where a ratio is read as a cost; "not measured" where io_uring was refused)."""
-    data = s.measure(r2.LIVE_VARIANTS).data
+    data = s.measure(r2_claims.LIVE_VARIANTS).data
     tmpfs_ = data[data["target"] == "tmpfs"]
     zero = data[data["target"] == "zero"]
 
@@ -285,22 +295,22 @@ def meaning(s: Session) -> dict[str, object]:
     none = Quoted(None)
     values.update(qd1_more=none, qd1_proxy=none, peak_proxy=none, kiops_1=none, kiops_top=none)
     values.update(per_enter=none, top=none, tmpfs_us=none)
-    if not s.measure(r3.QD1_OPS).why_not:
-        d = s.measure(r3.QD1_OPS).data
+    if not s.measure(r3_claims.QD1_OPS).why_not:
+        d = s.measure(r3_claims.QD1_OPS).data
         values["qd1_more"] = more(d, "readv1", "read")
         values["qd1_proxy"] = more(d, "readv_empty", "readv1")
-    if not s.measure(r3.PEAK_SWEEP).why_not:
+    if not s.measure(r3_claims.PEAK_SWEEP).why_not:
         table = peak(s).set_index(["op", "depth"])
-        top = int(s.measure(r3.PEAK_SWEEP).data["depth"].max())
-        d = s.measure(r3.PEAK_SWEEP).data
+        top = int(s.measure(r3_claims.PEAK_SWEEP).data["depth"].max())
+        d = s.measure(r3_claims.PEAK_SWEEP).data
         values["peak_proxy"] = more(d[d["depth"] == top], f"readv_empty@{top}", f"readv1@{top}")
         values["kiops_1"] = table.loc[
-            ("read", min(s.params(r3.PEAK_SWEEP).depths)), "kiops_per_core"
+            ("read", min(s.params(r3_claims.PEAK_SWEEP).depths)), "kiops_per_core"
         ]
         values["kiops_top"] = table.loc[("read", top), "kiops_per_core"]
         values["per_enter"] = table.loc[("read", top), "ios_per_enter"]
         values["top"] = top
-    if not s.measure(r3.TMPFS).why_not:
+    if not s.measure(r3_claims.TMPFS).why_not:
         values["tmpfs_us"] = float(tmpfs(s)["median"].median()) / 1e3
     return values
 

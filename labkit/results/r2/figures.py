@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -10,13 +11,16 @@ from matplotlib.figure import Figure
 from scipy import stats as scipy_stats
 
 from labkit import published
-from labkit.claims import r2, r3
-from labkit.claims.engine import Session
-from labkit.claims.figures import drawn, errorbars
-from labkit.experiments import callgrind, ubuf_import
+from labkit.experiments import callgrind
 from labkit.measure import results, stats
 from labkit.models import ubuf
-from labkit.report.plots import COLORS
+from labkit.report.plots import COLORS, errorbars
+from labkit.results.claim import Drawing, drawn
+from labkit.results.r2 import claims, experiments
+from labkit.results.r3 import claims as r3_claims
+
+if TYPE_CHECKING:
+    from labkit.claims.engine import Session
 
 #: The live gains of notebook 03: label -> (experiment, fast, slow, kind); the two judged
 #: by a claim are drawn at the confidence their runs were decided on.
@@ -28,8 +32,11 @@ LIVE_GAINS = {
     "io_uring peak@32: READ vs READV(4K+empty)": ("R3.read_gain", None),
 }
 
+#: Notebook 03's figures by name: R2's, and R3's model of the deferral.
+FIGURES: dict[str, Drawing] = {}
 
-@drawn("R2-R3-published")
+
+@drawn(FIGURES, "R2-R3-published")
 def published_runs(s: Session) -> Figure:
     """R2's published time per call and R3's 8 + 8 IOPS samples."""
     fig = Figure(figsize=(12, 4.2))
@@ -68,21 +75,21 @@ def published_runs(s: Session) -> Figure:
 def model_savings(s: Session) -> dict[str, object]:
     """The model's ns saved per call, 6.3 -> 6.4: (a) mechanics, (b) read-zero, and what
     the live proxy readv(4K + empty) costs over readv(1) on 6.3."""
-    rz = s.measure(r2.MODEL_READ_ZERO).data
-    mech = s.measure(r2.MODEL_MECHANICS).data
+    rz = s.measure(claims.MODEL_READ_ZERO).data
+    mech = s.measure(claims.MODEL_MECHANICS).data
     return {
         "mechanics": stats.difference(mech, "6.3 (IOVEC)", "6.4 (UBUF)"),
-        "read-zero": r2.model_saved_ns(rz, 0.95),
-        "share of the published call (%)": r2.model_saved_share(rz, 0.95),
+        "read-zero": claims.model_saved_ns(rz, 0.95),
+        "share of the published call (%)": claims.model_saved_share(rz, 0.95),
         "share of the model's call (%)": stats.gain(rz, "readv 6.3", "readv 6.4").affine(100),
         "proxy over readv(1) on 6.3": stats.difference(rz, "readv 6.4 (4K+empty)", "readv 6.3"),
     }
 
 
-@drawn("R2-model-read-zero")
+@drawn(FIGURES, "R2-model-read-zero")
 def model_read_zero(s: Session) -> Figure:
     """The model's read-zero call per variant, and the ns saved beside the published."""
-    rz = s.measure(r2.MODEL_READ_ZERO).data
+    rz = s.measure(claims.MODEL_READ_ZERO).data
     saved, band = model_savings(s), published.claim_band("R2.saved_ns")
     fig = Figure(figsize=(12, 4.4))
     ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
@@ -110,7 +117,7 @@ def model_read_zero(s: Session) -> Figure:
 
 def deferral_savings(s: Session) -> object:
     """The model's ns saved per request by READV -> READ, per deferral rate."""
-    ur = s.measure(r3.MODEL_URING).data
+    ur = s.measure(r3_claims.MODEL_URING).data
     diffs = {
         rate: stats.difference(d, "READV as IOVEC (6.3)", "READV rewritten to READ (R3)")
         for rate, d in ur.groupby("defer_rate")
@@ -119,10 +126,10 @@ def deferral_savings(s: Session) -> object:
     return table[["estimate", "ci_low", "ci_high", "n_runs"]]
 
 
-@drawn("R3-model-deferral")
+@drawn(FIGURES, "R3-model-deferral")
 def model_deferral(s: Session) -> Figure:
     """(c) the io_uring request model: time per request against the share deferred."""
-    ut = stats.median_ci(s.measure(r3.MODEL_URING).data, by=["defer_rate", "variant"])
+    ut = stats.median_ci(s.measure(r3_claims.MODEL_URING).data, by=["defer_rate", "variant"])
     fig = Figure(figsize=(8, 4.4))
     ax = fig.subplots()
     for name in ubuf.URING_LABELS.values():
@@ -146,18 +153,18 @@ def live_gains(s: Session) -> dict[str, object]:
     """The live gains of UBUF (or READ) over IOVEC, in %: time saved per readv call,
     request rate for io_uring.  Empty for io_uring where it is unavailable."""
     gains = {}
-    qd1 = s.measure(r3.QD1_AB)
+    qd1 = s.measure(r3_claims.QD1_AB)
     for label, (claim_id, fast) in LIVE_GAINS.items():
         if claim_id is not None:
             out = s.run(claim_id, record=False)
             if out.estimate is not None:
                 gains[label] = out.estimate
         elif not qd1.why_not:
-            gains[label] = r3.qd1_gain(fast, qd1.data)
+            gains[label] = r3_claims.qd1_gain(fast, qd1.data)
     return gains
 
 
-@drawn("R2-R3-live-ab")
+@drawn(FIGURES, "R2-R3-live-ab")
 def live_ab(s: Session) -> Figure:
     """Every live gain with its interval, beside the published figure and its band."""
     gains = live_gains(s)
@@ -211,11 +218,11 @@ def live_ab(s: Session) -> Figure:
 
 def by_run(s: Session) -> object:
     """R2's live A/B run by run: each run's time saved and its readv(4K + empty) call."""
-    data = s.measure(r2.LIVE_AB).data
-    return ubuf_import.live_gain_by_run(data, "readv(1) vs readv(4K+empty)", kind="time")
+    data = s.measure(claims.LIVE_AB).data
+    return experiments.live_gain_by_run(data, "readv(1) vs readv(4K+empty)", kind="time")
 
 
-@drawn("R2-live-by-run")
+@drawn(FIGURES, "R2-live-by-run")
 def live_by_run(s: Session) -> Figure:
     """Each run's saving against the machine's speed in that run, with the band."""
     runs, band = by_run(s), published.claim_band("R2.saved_share")
@@ -268,8 +275,8 @@ def by_run_text(s: Session) -> str:
 def live_medians(s: Session) -> pd.DataFrame:
     """The medians (95% CI) of every live variant behind notebook 03's gains."""
     show = ["variant", "n", "median", "ci_low", "ci_high", "n_runs"]
-    frames = {"readv": s.measure(r2.LIVE_AB), "io_uring QD1": s.measure(r3.QD1_AB)}
-    frames["io_uring peak"] = s.measure(r3.PEAK)
+    frames = {"readv": s.measure(claims.LIVE_AB), "io_uring QD1": s.measure(r3_claims.QD1_AB)}
+    frames["io_uring peak"] = s.measure(r3_claims.PEAK)
     tables = [
         stats.median_ci(m.data, by="variant")[show].assign(experiment=name)
         for name, m in frames.items()
@@ -281,7 +288,7 @@ def live_medians(s: Session) -> pd.DataFrame:
 def instructions_text(s: Session) -> str:
     """Instructions per modelled call under callgrind: measured now (full mode, valgrind
     installed), else the last stored run, else why not."""
-    m = s.measure(r2.CALLGRIND_UBUF)
+    m = s.measure(claims.CALLGRIND_UBUF)
     if not m.why_not:
         cg, head = m.data, "measured now under callgrind"
     elif results.runs("ubuf-callgrind"):
@@ -289,7 +296,7 @@ def instructions_text(s: Session) -> str:
         head = f"not measured now ({m.why_not}); the last stored run:"
     else:
         return f"not measured ({m.why_not}) and no stored run"
-    tab = ubuf_import.instructions_table(cg)
+    tab = experiments.instructions_table(cg)
     saved = callgrind.evidence(cg)
     lines = [
         head,

@@ -11,13 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from labkit import live
-from labkit.claims.claim import Claim, Experiment, register
-from labkit.claims.engine import Outcome
-from labkit.claims.r2 import (
+from labkit.experiments import live_kernel
+from labkit.experiments.params import Params
+from labkit.live.variants import aa_twin
+from labkit.measure import calibration, stats
+from labkit.measure.resampling import Estimate
+from labkit.measure.sequential import Budget
+from labkit.results.claim import Claim, Experiment
+from labkit.results.r2 import experiments as r2_experiments
+from labkit.results.r2.claims import (
     CALLGRIND_UBUF,
     Model,
     instr_reason,
@@ -25,12 +32,9 @@ from labkit.claims.r2 import (
     live_budget,
     model_budget,
 )
-from labkit.experiments import live_kernel, ubuf_import
-from labkit.experiments.params import Params
-from labkit.live.variants import aa_twin
-from labkit.measure import calibration, stats
-from labkit.measure.resampling import Estimate
-from labkit.measure.sequential import Budget
+
+if TYPE_CHECKING:
+    from labkit.claims.engine import Outcome
 
 OPS = ("read", "readv1", "readv_empty")
 #: The peak A/B's loop: OPS and READV(1)'s A/A twin (the same request as a fourth op).
@@ -221,7 +225,7 @@ TMPFS = Experiment(
 
 def measure_uring_model(p: Model, runs: int) -> pd.DataFrame:
     """(c) the io_uring request model, once per deferral rate."""
-    return ubuf_import.run_uring(p, runs=runs)
+    return r2_experiments.run_uring(p, runs=runs)
 
 
 MODEL_URING = Experiment(
@@ -308,7 +312,8 @@ def _model_reason(out: Outcome) -> str:
     )
 
 
-register(
+#: R3's claims, in the order the summary lists them.
+CLAIMS: tuple[Claim, ...] = (
     Claim(
         id="R3.ubuf_gain",
         label="io_uring READV(1) as UBUF: request-rate gain at peak",

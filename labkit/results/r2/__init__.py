@@ -1,0 +1,1 @@
+"""R2: its claims, experiments and figures (listed in :mod:`labkit.results.registry`)."""

@@ -1,0 +1,1 @@
+"""R3: its claims, experiments and figures (listed in :mod:`labkit.results.registry`)."""
