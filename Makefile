@@ -37,14 +37,14 @@ reproduce: install
 	$(BIN)/labkit reproduce $(if $(QUICK),--quick,)
 
 # the full reproduction, stored as the notebooks' outputs and data/reproduction (run it on a
-# quiet machine; labkit.report.reference says what it writes; the measuring phase of labkit
-# reproduce, labkit.claims.schedule, runs first: the report layer cannot import it)
+# quiet machine; labkit.run.reference says what it writes; labkit.compose hands it the
+# measuring phase, labkit.claims.schedule, which runs first)
 reference: install
-	$(BIN)/python -c 'import sys; from labkit.claims import schedule; from labkit.report import reference; sys.exit(reference.main(measure=schedule.phase))' $(if $(QUICK),--quick,)
+	$(BIN)/python -m labkit.compose reference $(if $(QUICK),--quick,)
 
 # copy the bundle of the last full reproduction (reproduction/full/bundle) into data/gallery/
 gallery: install
-	$(BIN)/python -c "from labkit.report import bundle; print(bundle.add_to_gallery('reproduction/full/bundle'))"
+	$(BIN)/python -m labkit.compose gallery
 
 # the tests run in TEST_JOBS processes (pytest-xdist), each test file and each notebook whole
 # in one of them (--dist loadfile: module fixtures are built once, a notebook's cells share

@@ -208,21 +208,20 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _reproduce_args(parser: argparse.ArgumentParser) -> None:
-    from labkit.report import reproduce_cli  # on use: labkit --help stays fast
+    from labkit.run import reproduce  # on use: labkit --help stays fast
 
-    reproduce_cli.add_arguments(parser)
+    reproduce.add_arguments(parser)
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from labkit.claims import schedule  # on use: labkit --help stays fast
-    from labkit.report import reproduce_cli
-
     try:
         require_lab("labkit reproduce")
     except MissingExtraError as exc:
         print(exc, file=sys.stderr)
         return 2
-    return reproduce_cli.from_args(args, measure=schedule.phase)
+    from labkit.compose import reproduce_from_args  # on use: labkit --help stays fast
+
+    return reproduce_from_args(args)
 
 
 def _kernel_args(parser: argparse.ArgumentParser) -> None:
@@ -251,7 +250,7 @@ def _notebooks_args(parser: argparse.ArgumentParser) -> None:
 
 def _notebooks(args: argparse.Namespace) -> int:
     """Copy the shipped notebooks into a folder of the user's."""
-    from labkit.report.reproduce import (  # on use: labkit --help stays fast
+    from labkit.run.reproduce import (  # on use: labkit --help stays fast
         find_notebooks,
         notebooks_dir,
     )

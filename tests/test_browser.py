@@ -503,7 +503,7 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
         "return panel.content.widgets.filter(c => c.model.type === 'markdown')"
         ".map(c => c.node.innerText);",
     )
-    from labkit.report.notebook_files import intervals_in_prose
+    from labkit.run.notebook_files import intervals_in_prose
 
     stale = [hit for text in prose for hit in intervals_in_prose(text)]
     assert not stale, f"{nb.name}: measured intervals typed into the prose: {stale}"

@@ -86,7 +86,7 @@ def test_help_is_plain_text_with_a_description(argv, capsys):
 
 
 def test_notebooks_copies_and_refuses_to_overwrite(tmp_path, capsys):
-    from labkit.report.reproduce import find_notebooks, notebooks_dir
+    from labkit.run.reproduce import find_notebooks, notebooks_dir
 
     dest = tmp_path / "mine"
     assert cli.main(["notebooks", str(dest)]) == 0

@@ -271,7 +271,7 @@ def test_renamed_labels_measure_the_same_quantity():
 
 
 def test_short_titles_wrap_at_words_and_log_axes():
-    from labkit.report import gallery_plot as gp
+    from labkit.report import gallery as gp
 
     q = (
         "published after-fix tail / head (1,377 / 10,135 ns) against the live "
@@ -292,7 +292,7 @@ def test_short_titles_wrap_at_words_and_log_axes():
 def test_plot_is_readable(tmp_path):
     """Titles whole, x labels with units, the legend above the panels, counts without
     intervals, a pooled interval wider than the axis said in the panel."""
-    from labkit.report import gallery_plot as gp
+    from labkit.report import gallery as gp
 
     bs = _counts(tmp_path, [92.0, 60.0], ["aaaaaaa1", "bbbbbbb2"])
     c = gallery.compare(bs)

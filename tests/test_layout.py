@@ -51,17 +51,21 @@ LAYERS: dict[str, int] = {
     # the real kernel code as a second oracle (issue 22): builds, drives and compares with
     # the model, the measurements' records (measure) and the model's counts (models)
     "kernelsrc": 4,
-    # 5: what readers see
+    # 5: what readers see: summary rows and verdicts, saved figures, bundles, the gallery
     "report": 5,
     "teach": 5,
-    # 6: one folder per result (its claims, experiments, figures) and the registry of results
+    # 6: one folder per result (its claims, experiments, figures) and the registry of results;
+    # the run: labkit reproduce's orchestration (notebooks executed, run state, lanes, progress)
     "results": 6,
+    "run": 6,
     # 7: the engine that measures, decides and records a claim
     "claims": 7,
-    # 8: the command line
-    "cli": 8,
-    # 9: harnesses of the suite and benchmarks/ (labkit.testing); nothing imports them
-    "testing": 9,
+    # 8: the composition root: the run handed the claims' measuring phase
+    "compose": 8,
+    # 9: the command line
+    "cli": 9,
+    # 10: harnesses of the suite and benchmarks/ (labkit.testing); nothing imports them
+    "testing": 10,
 }
 
 #: Imports between two groups of one layer, and why.
@@ -90,7 +94,7 @@ UNEXPLAINED_IMPORTS: dict[str, int] = {
     "labkit/kernelsrc/reconcile.py": 2,
     "labkit/models/ubuf.py": 1,
     "labkit/report/bundle.py": 1,
-    "labkit/report/reproduce.py": 4,
+    "labkit/run/reproduce.py": 4,
     "labkit/report/scope.py": 2,
 }
 

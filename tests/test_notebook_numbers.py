@@ -107,7 +107,7 @@ def allowed(token: str) -> bool:
 def _markdown(path: Path) -> list[tuple[int, str]]:
     nb = json.loads(path.read_text(encoding="utf-8"))
     # the line under the title tagged labkit-run is rendered from data/reproduction/run.json
-    # by labkit.report.reference (which run, host and date), not typed
+    # by labkit.run.reference (which run, host and date), not typed
     return [
         (k, "".join(c["source"]))
         for k, c in enumerate(nb["cells"])

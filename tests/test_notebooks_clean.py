@@ -130,20 +130,20 @@ def test_stored_as_jupyterlab_writes_it(nb_path):
     """Read with nbformat and written back as JupyterLab would (kernelspec, language_info,
     cell ids, nbformat.write): not one byte differs, so opening it changes nothing
     (tests/test_browser.py checks the same in JupyterLab itself)."""
-    from labkit.report import notebook_files
+    from labkit.run import notebook_files
 
     stored = nb_path.read_text(encoding="utf-8")
     nb = nbformat.read(nb_path, as_version=4)
     assert nb.metadata.get("kernelspec") == notebook_files.KERNELSPEC, nb.metadata.get("kernelspec")
     assert notebook_files.dumps(notebook_files.normalise(nb)) == stored, (
-        f"{nb_path.name}: run python -m labkit.report.notebook_files {nb_path.relative_to(ROOT)}"
+        f"{nb_path.name}: run python -m labkit.run.notebook_files {nb_path.relative_to(ROOT)}"
     )
 
 
 def test_the_normaliser_gives_what_jupyterlab_writes(tmp_path):
     """A notebook as papermill leaves it (old kernelspec name, injected cell, papermill
     metadata, empty tags, no cell ids) comes out in the stored form, idempotently."""
-    from labkit.report import notebook_files
+    from labkit.run import notebook_files
 
     nb = nbformat.v4.new_notebook()
     nb.nbformat_minor = 4
@@ -178,7 +178,7 @@ def test_the_normaliser_gives_what_jupyterlab_writes(tmp_path):
 def test_no_measured_interval_in_prose(nb_path):
     """Intervals are rendered from results by code, never typed into Markdown, where they
     contradict the outputs after the next run (tests/test_browser.py checks the rendered page)."""
-    from labkit.report import notebook_files
+    from labkit.run import notebook_files
 
     nb = nbformat.read(nb_path, as_version=4)
     found = [
@@ -191,7 +191,7 @@ def test_no_measured_interval_in_prose(nb_path):
 
 
 def test_the_prose_check_catches_the_known_cases():
-    from labkit.report import notebook_files
+    from labkit.run import notebook_files
 
     for text in (
         "the full run's 0.992, 95% CI 0.990-0.995, even put",

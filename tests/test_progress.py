@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from labkit.report.progress import Planned, Progress, estimates_from_state, format_seconds
+from labkit.run.progress import Planned, Progress, estimates_from_state, format_seconds
 
 
 @pytest.fixture(autouse=True)

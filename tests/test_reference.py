@@ -1,6 +1,6 @@
 """The stored notebooks are one named run, the run data/reproduction/summary.csv reports.
 
-``labkit.report.reference.store_reference`` runs the reproduction and stores it;
+``labkit.run.reference.store_reference`` runs the reproduction and stores it;
 ``check_reference`` finds what contradicts "these notebooks' outputs and this summary come
 from the run that run.json names".  Here: the tooling end to end on two small notebooks in a
 temporary folder (quick mode, about half a minute), each contradiction caught, and the
@@ -16,7 +16,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from labkit.report import notebook_files, reference
+from labkit.run import notebook_files, reference
 
 ROOT = Path(__file__).resolve().parent.parent
 

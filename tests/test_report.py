@@ -16,7 +16,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 from labkit import report  # noqa: E402
-from labkit.report import index_page, reproduce, reproduce_cli  # noqa: E402
+from labkit.run import index_page, reproduce  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -218,7 +218,7 @@ def test_print_reproduction_with_fake_rows(tmp_path, capsys):
     )
     rep.summary = report.summary_table(tmp_path)
     out = io.StringIO()
-    reproduce_cli.print_reproduction(rep, out)
+    reproduce.print_reproduction(rep, out)
     text = out.getvalue()
     assert "quick mode" in text and "3 notebooks" in text
     assert "up to date   02-b.ipynb" in text and "produced 2026-01-02 03:04" in text

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from labkit import cli
-from labkit.report import reproduce
+from labkit.run import reproduce
 
 PARAMS = "QUICK = None"
 

@@ -16,8 +16,9 @@ import pytest
 from test_reproduce import make_notebook
 
 from labkit import cli
-from labkit.report import lanes, reproduce, run_state
-from labkit.report.progress import Planned, Progress
+from labkit.report import bundle
+from labkit.run import lanes, reproduce, run_state
+from labkit.run.progress import Planned, Progress
 
 # A cell writes ``<out>/started-<name>`` (its kernel is running) and what its kernel sees.
 SAY = (
@@ -84,7 +85,7 @@ def test_side_by_side_each_kernel_sees_its_own_environment(tmp_path):
             "LABKIT_QUICK": "1",
             "cwd": str(nbs.resolve()),  # each kernel starts in the notebooks' folder
         }
-        assert run_state.load_state(out, name)["status"] == "ran"
+        assert bundle.load_state(out, name)["status"] == "ran"
     assert rows_by_notebook(out) == {
         f"row of {n}": n for n in ("01-a.ipynb", "02-b.ipynb", "03-c.ipynb")
     }
@@ -102,7 +103,7 @@ def test_a_failing_notebook_does_not_lose_the_one_beside_it(tmp_path):
     assert [r.status for r in rep.runs] == ["failed", "ran"]
     assert "ZeroDivisionError" in rep.runs[0].error and rep.runs[0].cell == 5
     assert rep.exit_status == reproduce.EXIT_NOTEBOOK_FAILED
-    assert run_state.load_state(out, "02-ok.ipynb")["status"] == "ran"
+    assert bundle.load_state(out, "02-ok.ipynb")["status"] == "ran"
     assert (out / "notebooks" / "02-ok.ipynb").is_file()
     assert rows_by_notebook(out) == {"row of 02-ok.ipynb": "02-ok.ipynb"}  # not half of 01's
 
@@ -289,7 +290,7 @@ def test_ctrl_c_stops_every_running_notebook_and_starts_no_other(tmp_path):
     assert len(lines) == 1 and "interrupted in 01-a" in lines[0], err
     assert "0 completed notebook(s) kept" in lines[0]
     for name in ("01-a.ipynb", "02-b.ipynb"):
-        assert run_state.load_state(out, name)["status"] in ("running", "interrupted")
+        assert bundle.load_state(out, name)["status"] in ("running", "interrupted")
     assert not (out / "started-03-c.ipynb").exists()  # never started
     assert not list((out / "notebooks").glob(".*"))  # no partial file left behind
     rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False, jobs=2)

@@ -19,7 +19,8 @@ import pytest
 from test_reproduce import make_notebook
 
 from labkit import cli
-from labkit.report import reproduce, run_state
+from labkit.report import bundle
+from labkit.run import reproduce, run_state
 
 ROOT = Path(__file__).resolve().parents[1]
 # Notebooks may run side by side: the hang waits until 01-first has finished (its state
@@ -95,14 +96,14 @@ def test_killed_run_leaves_a_state_that_a_rerun_does_not_trust(tmp_path):
     proc = start_and_wait(reproduce_cmd(nbs, out, "--force"), tmp_path / "hang")
     os.killpg(proc.pid, signal.SIGKILL)  # the command and its kernel, as `kill -9` would
     proc.communicate()
-    state = run_state.load_state(out, "02-second.ipynb")
+    state = bundle.load_state(out, "02-second.ipynb")
     assert state["status"] == "running"
     # the executed copy of the complete run was not replaced by the half-executed one
     assert (out / "notebooks" / "02-second.ipynb").read_bytes() == good
     again = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False)
     assert statuses(again) == ["up to date", "ran"]
     assert "did not finish" in again.runs[1].reason
-    assert run_state.load_state(out, "02-second.ipynb")["status"] == "ran"
+    assert bundle.load_state(out, "02-second.ipynb")["status"] == "ran"
     assert not list((out / "notebooks").glob(".*"))  # no partial file left behind
 
 
@@ -136,8 +137,8 @@ def test_sigint_ends_with_one_line_and_a_resumable_state(tmp_path):
         lines = [line for line in err.splitlines() if line.strip()]
         assert len(lines) == 1 and "interrupted" in lines[0] and "02-second" in lines[0], err
         assert "run the same command again" in lines[0]
-        assert run_state.load_state(out, "01-first.ipynb")["status"] == "ran"
-        assert run_state.load_state(out, "02-second.ipynb")["status"] in ("running", "interrupted")
+        assert bundle.load_state(out, "01-first.ipynb")["status"] == "ran"
+        assert bundle.load_state(out, "02-second.ipynb")["status"] in ("running", "interrupted")
     rep = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False)
     assert statuses(rep) == ["up to date", "ran"]
 
@@ -164,7 +165,7 @@ def test_dead_kernel_names_the_last_cell_that_started(tmp_path, capsys):
     assert "during cell 4" in line and "the kernel died" in line
     assert "`import os, signal`" in line  # the first line of code, not the NBVAL comment
     assert "before any cell" not in err
-    state = run_state.load_state(tmp_path / "o", "02-after.ipynb")
+    state = bundle.load_state(tmp_path / "o", "02-after.ipynb")
     assert state["status"] == "ran"  # the other notebooks still ran
 
 
@@ -282,8 +283,8 @@ def test_disk_full_during_a_notebook_names_the_path_and_the_others_run(
         f"labkit reproduce: OUTPUT ERROR 01-first.ipynb: cannot write {page}: "
         "No space left on device"
     )
-    assert run_state.load_state(out, "01-first.ipynb")["status"] == "running"  # not trusted
-    assert run_state.load_state(out, "02-second.ipynb")["status"] == "ran"
+    assert bundle.load_state(out, "01-first.ipynb")["status"] == "running"  # not trusted
+    assert bundle.load_state(out, "02-second.ipynb")["status"] == "ran"
     leftovers = [p for p in out.rglob(".*") if p.is_file() and p.parent.name != ".state"]
     assert leftovers == []
     monkeypatch.setattr(reproduce, "_html", real)

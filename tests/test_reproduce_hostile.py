@@ -15,7 +15,8 @@ from test_reproduce import make_notebook
 from test_reproduce_faults import one_line, run_cli
 
 from labkit import cli
-from labkit.report import reproduce, run_state
+from labkit.report import bundle
+from labkit.run import reproduce, run_state
 
 RECORD = (
     "from labkit import report\n"
@@ -43,7 +44,7 @@ def test_planted_kernel_log_link_is_refused_and_its_target_kept(nbs, tmp_path, c
     assert precious.read_text() == "data\n" * 100
     assert rc == reproduce.EXIT_OUTPUT_ERROR
     assert "refusing to write through" in err and "01-a.kernel.log" in err
-    assert run_state.load_state(out, "01-a.ipynb").get("status") != "ran"
+    assert bundle.load_state(out, "01-a.ipynb").get("status") != "ran"
 
 
 @pytest.mark.parametrize("sub", ["summary", "notebooks", ".state"])
@@ -92,7 +93,7 @@ def test_cell_timeout_is_a_timeout_and_resumable(tmp_path, capsys):
     line = one_line(err)
     assert "OUTPUT ERROR" not in line and "FAILED 00-sleepy.ipynb: cell 2" in line
     assert "`import time`" in line and "2 s" in line and "--timeout" in line
-    state = run_state.load_state(out, "00-sleepy.ipynb")
+    state = bundle.load_state(out, "00-sleepy.ipynb")
     assert state["status"] == "failed" and "timeout" in state["error"].lower()
     assert (out / "notebooks" / "00-sleepy.ipynb").is_file()  # the executed copy is kept
     ok, why = run_state.up_to_date(state, state["hash"], out / "notebooks" / "x", None)
@@ -131,7 +132,7 @@ def test_the_lock_is_held_while_the_notebooks_run(tmp_path):
     nbs.mkdir()
     make_notebook(
         nbs / "01-probe.ipynb",
-        "import os, pathlib\nfrom labkit.report import run_state\n"
+        "import os, pathlib\nfrom labkit.run import run_state\n"
         "held = not run_state.out_lock(pathlib.Path(os.environ['LABKIT_OUT'])).try_acquire()\n"
         "assert held, 'the output folder was not locked'",
     )

@@ -239,7 +239,7 @@ def test_no_measuring_phase_for_notebooks_that_do_not_read_claims(tmp_path):
     """The phase runs only when a notebook that uses ``claims`` is to run."""
     import nbformat
 
-    from labkit.report import reproduce
+    from labkit.run import reproduce
 
     nbs = tmp_path / "nbs"
     nbs.mkdir()

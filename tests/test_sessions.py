@@ -198,8 +198,9 @@ def test_reproduce_sessions_end_to_end(tmp_path, capsys):
     import nbformat
 
     from labkit.claims import schedule
-    from labkit.report import bundle, reproduce_cli
+    from labkit.report import bundle
     from labkit.results.r1 import claims as r1_claims
+    from labkit.run import reproduce
 
     nbs = tmp_path / "nbs"
     nbs.mkdir()
@@ -222,7 +223,7 @@ def test_reproduce_sessions_end_to_end(tmp_path, capsys):
     nbformat.write(nb, nbs / "01-one.ipynb")
     out = tmp_path / "out"
     plan = [(r1_claims.SEEK, r1_claims.SEEK.params.for_mode(True))]
-    rc = reproduce_cli.main(
+    rc = reproduce.main(
         measure=functools.partial(schedule.phase, plan=plan),
         quick=True,
         out=str(out),
@@ -246,8 +247,8 @@ def test_reproduce_sessions_end_to_end(tmp_path, capsys):
 
 
 def test_reproduce_refuses_sessions_without_a_measuring_phase(capsys):
-    from labkit.report import reproduce_cli
+    from labkit.run import reproduce
 
-    assert reproduce_cli.main(quick=True, sessions=2) == 2
+    assert reproduce.main(quick=True, sessions=2) == 2
     assert "--sessions needs the measuring phase" in capsys.readouterr().err
-    assert reproduce_cli.main(measure=print, quick=True, sessions=0) == 2
+    assert reproduce.main(measure=print, quick=True, sessions=0) == 2

@@ -8,8 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labkit.report import summary as report
-from labkit.report import summary_format
+from labkit.report import summary
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED_RUN = ROOT / "data" / "reproduction" / "summary.csv"
@@ -19,7 +18,7 @@ NAN = re.compile(r"\bnan\b", re.IGNORECASE)
 def _with_gaps(tmp_path: Path) -> pd.DataFrame:
     """A summary written to CSV and read back: an empty unit, no explanation, no band, no
     model figure, as ``pd.read_csv`` returns them (NaN)."""
-    row = {c: None for c in report.COLUMNS}
+    row = {c: None for c in summary.COLUMNS}
     row.update(
         result="R9",
         quantity="a quantity without a unit",
@@ -34,7 +33,7 @@ def _with_gaps(tmp_path: Path) -> pd.DataFrame:
         reason="no declared band",
     )
     path = tmp_path / "summary.csv"
-    pd.DataFrame([row], columns=report.COLUMNS).to_csv(path, index=False)
+    pd.DataFrame([row], columns=summary.COLUMNS).to_csv(path, index=False)
     return pd.read_csv(path)
 
 
@@ -50,20 +49,20 @@ def table(request, tmp_path) -> pd.DataFrame:
 def test_read_back_renders_without_nan(table):
     assert table.isna().any().any()  # the CSV does have missing values to render
     for text in (
-        summary_format.format_summary(table),
-        summary_format.summary_html(table),
-        summary_format.summary_html(table, layout="notebook"),
-        repr(summary_format.SummaryView(table)),
-        summary_format.SummaryView(table)._repr_html_(),
+        summary.format_summary(table),
+        summary.summary_html(table),
+        summary.summary_html(table, layout="notebook"),
+        repr(summary.SummaryView(table)),
+        summary.SummaryView(table)._repr_html_(),
     ):
         assert not NAN.search(text), NAN.search(text)
 
 
 def test_a_missing_unit_adds_nothing_and_missing_text_is_empty(tmp_path):
     df = _with_gaps(tmp_path)
-    text = summary_format.format_summary(df)
+    text = summary.format_summary(df)
     assert "0.7625 [-9.4, 7]" in text and "1.22 " in text
-    page = summary_format.summary_html(df, layout="notebook")
+    page = summary.summary_html(df, layout="notebook")
     assert "<td class='verdict-not-measured'" in page
     assert "explained:" not in page  # no measured cause: no line for it
 
@@ -72,14 +71,14 @@ def test_notebook_layout_keeps_every_figure_and_the_whole_reason(tmp_path):
     if not PUBLISHED_RUN.is_file():
         pytest.skip("no data/reproduction/summary.csv")
     df = pd.read_csv(PUBLISHED_RUN)
-    page = summary_format.summary_html(df, layout="notebook")
+    page = summary.summary_html(df, layout="notebook")
     import html
 
     for _, r in df.iterrows():
-        cells = summary_format.row_cells(r)
-        for col in summary_format.NOTEBOOK_COLUMNS:
+        cells = summary.row_cells(r)
+        for col in summary.NOTEBOOK_COLUMNS:
             assert html.escape(cells[col]) in page, (col, cells[col])
         assert html.escape(cells["reason"]) in page
     assert page.count("<tr>") == 1 + 2 * len(df)  # the head, then a figures row and a reason row
     with pytest.raises(ValueError, match="layout"):
-        summary_format.summary_html(df, layout="tall")
+        summary.summary_html(df, layout="tall")

@@ -32,15 +32,32 @@ from typing import Any
 
 import pandas as pd
 
-from labkit import config
+from labkit import _files, config
 from labkit.measure import host as _host
 from labkit.measure.envinfo import host_of
-from labkit.report.run_state import load_state
 
 #: The format string every manifest carries.
 FORMAT = "labkit-bundle/1"
 #: Where the gallery is, under the clone (or, for an installed labkit, the data dir).
 GALLERY = Path("data/gallery")
+
+
+#: The largest state file of a notebook read back (a state is a few hundred bytes).
+MAX_STATE_BYTES = 1 << 20
+
+
+def state_path(out: Path, nb_name: str) -> Path:
+    """``<out>/.state/<notebook stem>.json``."""
+    return out / ".state" / f"{Path(nb_name).stem}.json"
+
+
+def load_state(out: Path, nb_name: str) -> dict[str, Any]:
+    """The stored state of a notebook ({} if none or unreadable)."""
+    try:
+        state = json.loads(_files.read_regular(state_path(out, nb_name), MAX_STATE_BYTES))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
 def default_gallery() -> Path:

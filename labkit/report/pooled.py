@@ -24,7 +24,7 @@ import pandas as pd
 from labkit.measure.resampling import Estimate
 from labkit.measure.sessions import pool, scope_text
 from labkit.measure.verdicts import NOT_COMPARABLE, verdict
-from labkit.report.summary_format import number as _num
+from labkit.report.summary import number as _num
 
 #: Columns the pooled summary adds to the summary's.
 ADDED = ["n_sessions", "between_session", "session_estimates", "scope"]

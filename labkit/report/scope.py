@@ -66,4 +66,4 @@ def judge_row(
     return v, extra
 
 
-__all__: list[str] = []  # internal: where a verdict holds, for labkit.report.reproduce
+__all__: list[str] = []  # internal: where a verdict holds, for labkit.run.reproduce

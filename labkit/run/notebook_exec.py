@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from labkit import _files, config
-from labkit.report.notebook_files import drop_stored_run_file
-from labkit.report.run_state import NotebookError, read_notebook
+from labkit.run.notebook_files import drop_stored_run_file
+from labkit.run.run_state import NotebookError, read_notebook
 
 #: Tags papermill gives the cells it adds (they are not in the source notebook).
 ADDED_BY_PAPERMILL = {"injected-parameters", "papermill-error-cell-tag"}
@@ -446,4 +446,4 @@ def remove_quietly(path: Path, root: Path | None = None) -> None:
         pass
 
 
-__all__: list[str] = []  # internal: runs notebooks for labkit.report.reproduce
+__all__: list[str] = []  # internal: runs notebooks for labkit.run.reproduce

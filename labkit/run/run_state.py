@@ -26,6 +26,7 @@ import labkit
 from labkit import _files
 from labkit.config import PACKAGE_DIR, checkout
 from labkit.measure.envinfo import git_state
+from labkit.report.bundle import state_path
 
 SOURCE_SUFFIXES = (".py", ".c", ".h", ".cdef")
 #: Folders of the output directory.
@@ -157,20 +158,6 @@ def file_sha256(path: Path) -> str | None:
         return hashlib.sha256(_files.read_regular(path, MAX_NOTEBOOK_BYTES)).hexdigest()
     except OSError:
         return None
-
-
-def state_path(out: Path, nb_name: str) -> Path:
-    """``<out>/.state/<notebook stem>.json``."""
-    return out / ".state" / f"{Path(nb_name).stem}.json"
-
-
-def load_state(out: Path, nb_name: str) -> dict[str, Any]:
-    """The stored state of a notebook ({} if none or unreadable)."""
-    try:
-        state = json.loads(_files.read_regular(state_path(out, nb_name), MAX_ROW_BYTES))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return state if isinstance(state, dict) else {}
 
 
 def write_state(out: Path, nb_name: str, state: dict[str, Any]) -> None:
@@ -317,4 +304,4 @@ def forget_rows(out: Path, nb_name: str) -> int:
     return gone
 
 
-__all__: list[str] = []  # internal: the run state of labkit.report.reproduce
+__all__: list[str] = []  # internal: the run state of labkit.run.reproduce

@@ -1,6 +1,6 @@
 """What a reproduction did: each notebook's outcome, the run's, its exit status.
 
-:func:`labkit.report.reproduce.run` returns a :class:`Reproduction` (re-exported
+:func:`labkit.run.reproduce.run` returns a :class:`Reproduction` (re-exported
 there with :class:`NotebookRun` and the exit statuses).
 """
 
@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from labkit.report import summary as report
-from labkit.report.run_summary import INCOMPLETE
+from labkit.report import summary
+
+if TYPE_CHECKING:
+    from labkit.run.reproduce import Reproduction
 
 #: Exit statuses of ``labkit reproduce``.
 EXIT_OK, EXIT_NOTEBOOK_FAILED, EXIT_USAGE, EXIT_OUTPUT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -38,7 +40,7 @@ class NotebookRun:
         error: for a failure, "ExceptionName: message" (or the output error).
         source: for a failure, the first line of code of that cell.
         finished: when the run that produced the stored copy finished (ISO 8601).
-        code: the code version of that run (:func:`labkit.report.run_state.code_version`).
+        code: the code version of that run (:func:`labkit.run.run_state.code_version`).
         reason: why it was rerun, or "up to date".
         kernel_log: the kernel's last lines, when it died.
     """
@@ -82,7 +84,7 @@ class Reproduction:
     out: Path
     quick: bool
     runs: list[NotebookRun] = field(default_factory=list)
-    summary: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=report.COLUMNS))
+    summary: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=summary.COLUMNS))
     seconds: float = 0.0
     finished: str | None = None
     interrupted: NotebookRun | None = None
@@ -109,4 +111,55 @@ class Reproduction:
         return EXIT_NOTEBOOK_FAILED if self.failed else EXIT_OK
 
 
-__all__: list[str] = []  # internal: re-exported by labkit.report.reproduce
+#: Statuses of a notebook that did not complete (as labkit.run.reproduce.INCOMPLETE).
+INCOMPLETE = ("failed", "output error", "interrupted")
+
+#: The ``origin`` of a summary row: recorded by a notebook this run executed.
+THIS_RUN = "this run"
+
+
+def run_summary(rep: Reproduction) -> pd.DataFrame:
+    """The summary of this run: exactly the rows its notebooks recorded.
+
+    Rows of notebooks that ran come from this run; rows of up-to-date notebooks
+    are carried over from the run that produced them and marked so in the
+    ``origin`` column; a notebook that did not complete has one row, its
+    failure, in place of its rows; rows no notebook of this run recorded (an
+    old notebook, a row written by hand) are left out.
+    """
+    df = summary.summary_table(rep.out)
+    origin: dict[str, str] = {}
+    for r in rep.runs:
+        if r.status == "ran":
+            origin[r.name] = THIS_RUN
+        elif r.status == "up to date":
+            when = (r.finished or "?").replace("T", " ")[:16]
+            origin[r.name] = f"carried over (up to date, run of {when} UTC)"
+    df = df[df["notebook"].isin(list(origin))].copy()
+    df["origin"] = [origin[n] for n in df["notebook"]]
+    df["reason"] = [  # said where a reader sees it too: in the reason
+        why if where == THIS_RUN else f"[{where}] {why if isinstance(why, str) else ''}"
+        for where, why in zip(df["origin"], df["reason"], strict=True)
+    ]
+    failures = [
+        {
+            "result": Path(r.name).stem,
+            "quantity": "(every quantity of this notebook)",
+            "verdict": "notebook failed" if r.status == "failed" else r.status,
+            "reason": r.describe_failure(),
+            "notebook": r.name,
+            "quick": rep.quick,
+            "origin": THIS_RUN,
+        }
+        for r in rep.runs
+        if r.status in INCOMPLETE
+    ]
+    if failures:
+        rows = pd.DataFrame(failures, columns=list(df.columns))
+        df = pd.concat([df, rows], ignore_index=True) if len(df) else rows
+        df["n_runs"] = pd.array(df["n_runs"], dtype="Int64")
+    df.attrs = {"skipped": summary.summary_table(rep.out).attrs.get("skipped", [])}
+    return df.reset_index(drop=True)
+
+
+__all__: list[str] = []

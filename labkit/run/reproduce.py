@@ -1,7 +1,7 @@
 """``labkit reproduce``: run every notebook headless and gather what they produce.
 
 For each ``NN-*.ipynb`` of the notebooks folder (side by side, up to ``jobs`` at
-once, where what they show is the same as in order: :mod:`labkit.report.lanes`),
+once, where what they show is the same as in order: :mod:`labkit.run.lanes`),
 :func:`run` executes the notebook with papermill (the ``QUICK`` parameter injected, the
 notebooks folder as working directory, ``LABKIT_OUT`` and ``LABKIT_DATA``
 pointing at the output folder so that summary rows, figures and result tables
@@ -32,19 +32,22 @@ run is resumed by running the same command again.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from labkit import _files, config
-from labkit.report import lanes
-from labkit.report import summary as report
-from labkit.report.notebook_exec import (
+from labkit.report import summary
+from labkit.report.bundle import load_state
+from labkit.run import lanes
+from labkit.run.notebook_exec import (
     STOPPING,
     NotebookPlan,
     SigintStops,
@@ -53,24 +56,25 @@ from labkit.report.notebook_exec import (
     kill_kernels,
     remove_quietly,
 )
-from labkit.report.outcome import (  # noqa: F401 - the exit statuses: labkit reproduce's, here
+from labkit.run.outcome import (  # noqa: F401 - the exit statuses: labkit reproduce's, here
     EXIT_INTERRUPTED,
     EXIT_NOTEBOOK_FAILED,
     EXIT_OK,
     EXIT_OUTPUT_ERROR,
     EXIT_USAGE,
+    INCOMPLETE,
     NotebookRun,
     Reproduction,
+    run_summary,
 )
-from labkit.report.progress import Planned, Progress, estimates_from_state
-from labkit.report.run_state import (
+from labkit.run.progress import Planned, Progress, estimates_from_state
+from labkit.run.run_state import (
     NotebookError,
     OutputError,
     check_out,
     code_version,
     file_sha256,
     forget_rows,
-    load_state,
     lock_out,
     now_iso,
     package_sources,
@@ -79,7 +83,6 @@ from labkit.report.run_state import (
     up_to_date,
     write_state,
 )
-from labkit.report.run_summary import INCOMPLETE, run_summary
 
 NOTEBOOK_GLOB = "[0-9][0-9]-*.ipynb"
 
@@ -238,7 +241,7 @@ def _run_one(
         result.error = "KeyboardInterrupt"
         result.cell = prog.cell_of(nb.name)
         if result.cell is not None and item.plan is not None:
-            from labkit.report.notebook_exec import first_code_line
+            from labkit.run.notebook_exec import first_code_line
 
             result.source = first_code_line(item.plan.cells[result.cell].get("source"))
         remove_quietly(partial, out)
@@ -274,10 +277,10 @@ def _finish(rep: Reproduction, html_report: bool) -> None:
                     rep.output_errors.append(str(OutputError.from_oserror(exc, page)))
     writes = [
         (out / "summary.csv", lambda: rep.summary.to_csv(index=False)),
-        (out / "summary.txt", lambda: report.format_summary(rep.summary) + "\n"),
+        (out / "summary.txt", lambda: summary.format_summary(rep.summary) + "\n"),
     ]
     if html_report:
-        from labkit.report.index_page import index_html
+        from labkit.run.index_page import index_html
 
         writes.append((out / "index.html", lambda: index_html(rep)))
     for path, text in writes:
@@ -311,7 +314,7 @@ def run(
         html_report: write the HTML pages and index.
         measure: ``measure(out, quick)``, run first when a notebook using ``claims`` runs
             (``labkit reproduce`` passes :func:`labkit.claims.schedule.phase`); they read its rows.
-        jobs: notebooks run at once (None: :func:`labkit.report.lanes.default_jobs`; 1: one
+        jobs: notebooks run at once (None: :func:`labkit.run.lanes.default_jobs`; 1: one
             after another), where what they show is the same as one after another.
             Side by side only when no notebook that runs measures time itself: a notebook
             using ``claims`` without a measuring phase times its experiments in its own
@@ -477,14 +480,219 @@ def _run_locked(
     return rep
 
 
-__all__: Sequence[str] = (
+def print_reproduction(rep: Reproduction, stream: Any = None) -> None:
+    """Print the per-notebook status, the summary table and one line per failure."""
+    stream = stream or sys.stdout
+    mode = "quick" if rep.quick else "full"
+    ran = [r for r in rep.runs if r.status == "ran"]
+    fresh = [r for r in rep.runs if r.status == "up to date"]
+    if fresh and not ran and not rep.failed:
+        produced = max((r.finished or "" for r in fresh), default="")
+        head = (
+            f"labkit reproduce ({mode} mode): nothing changed since the run of "
+            f"{produced.replace('T', ' ')[:16]} UTC; {len(fresh)} notebooks up to date "
+            f"({rep.seconds:.1f} s)"
+        )
+    else:
+        head = f"labkit reproduce ({mode} mode): {len(rep.runs)} notebooks in {rep.seconds:.1f} s"
+        if fresh:
+            head += f" ({len(ran)} ran, {len(fresh)} up to date)"
+        if rep.measured_s is not None:
+            head += f"; the measuring phase took {rep.measured_s:.1f} s of it"
+    print(head, file=stream)
+    width = max(len(r.name) for r in rep.runs) if rep.runs else 0
+    for r in rep.runs:
+        note = f"  {r.status:12s} {r.name:{width}s} {r.seconds:7.1f} s"
+        if r.status == "up to date" and r.finished:
+            note += f"  (produced {r.finished.replace('T', ' ')[:16]} UTC; --force reruns it)"
+        print(note, file=stream)
+    print("", file=stream)
+    print(summary.format_summary(rep.summary), file=stream)
+    print(f"\noutputs: {rep.out} (open index.html)", file=stream)
+    for r in rep.failed:
+        print(f"labkit reproduce: {r.status.upper()} {r.describe_failure()}", file=sys.stderr)
+    for err in rep.output_errors:
+        print(f"labkit reproduce: OUTPUT ERROR {err}", file=sys.stderr)
+
+
+def _interrupted_line(rep: Reproduction) -> str:
+    r = rep.interrupted
+    assert r is not None
+    where = (
+        f" at cell {r.cell}" + (f" (`{r.source}`)" if r.source else "")
+        if r.cell is not None
+        else ""
+    )
+    kept = sum(1 for x in rep.runs if x.status in ("ran", "up to date"))
+    return (
+        f"labkit reproduce: interrupted in {r.name}{where}; {kept} completed notebook(s) kept "
+        f"in {rep.out}; run the same command again to resume."
+    )
+
+
+def write_bundle(rep: Reproduction) -> Path | None:
+    """The reproduction's result bundle in ``<out>/bundle`` (:mod:`labkit.report.bundle`);
+    an error writing it joins ``rep.output_errors``."""
+    from labkit.report.bundle import from_reproduction  # only after a run: pandas, gzip
+
+    try:
+        return from_reproduction(rep.out)
+    except OSError as exc:
+        rep.output_errors.append(str(OutputError.from_oserror(exc, rep.out / "bundle")))
+        return None
+
+
+def main(*, measure: Callable[..., Any] | None = None, **options: Any) -> int:
+    """What ``labkit reproduce`` runs; returns the exit status (see :data:`EXIT_OK` ...).
+
+    ``options`` are :func:`labkit.run.reproduce.run`'s keyword arguments
+    (quick, out, force, notebooks, progress, timeout, jobs), and ``sessions`` and ``pause``:
+    ``measure(out, quick, sessions=, pause=, progress=)`` is the measuring phase run
+    before the notebooks (:func:`labkit.claims.schedule.phase`, which ``labkit
+    reproduce`` passes); without it each notebook measures its own experiments, in one
+    session.
+    """
+    sessions = options.pop("sessions", None)  # None: the measuring phase's default
+    pause = float(options.pop("pause", 30.0))
+    if measure is not None:
+        options["measure"] = functools.partial(
+            measure, sessions=sessions, pause=pause, progress=options.get("progress", True)
+        )
+    bad = sessions is not None and int(sessions) < 1 or not pause >= 0
+    if bad or (measure is None and sessions not in (None, 1)):
+        why = f"--sessions must be >= 1 and --pause >= 0, got {sessions} and {pause}"
+        print(f"labkit reproduce: {why if bad else '--sessions needs the measuring phase'}",
+              file=sys.stderr)  # fmt: skip
+        return EXIT_USAGE
+    jobs = options.get("jobs")
+    if jobs is not None and int(jobs) < 1:
+        print(f"labkit reproduce: --jobs must be >= 1, got {jobs}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        rep = run(**options)
+        if rep.interrupted is not None:
+            print(_interrupted_line(rep), file=sys.stderr)
+            return EXIT_INTERRUPTED
+        write_bundle(rep)
+        print_reproduction(rep)
+        return rep.exit_status
+    except (FileNotFoundError, OutputError) as exc:
+        print(f"labkit reproduce: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(
+            "labkit reproduce: interrupted; run the same command again to resume.", file=sys.stderr
+        )
+        return EXIT_INTERRUPTED
+
+
+DESCRIPTION = """\
+Run every notebook (NN-*.ipynb) headless, side by side after the measuring
+phase (--jobs), and write a report: the executed notebooks, their HTML pages,
+the figures, the summary table of published / model / live figures, and
+index.html. Notebooks whose cells,
+labkit's code and the parameters have not changed since their last complete
+run are kept as they are (--force reruns them). An interrupted run (Ctrl-C,
+a kill, a full disk) is resumed by running the same command again."""
+
+EPILOG = """\
+exit status: 0 every notebook completed; 1 a notebook failed (the cell and the
+error are named); 2 bad arguments, no notebooks, or an output folder that
+cannot be written; 3 an output file could not be written; 130 interrupted."""
+
+
+def add_arguments(parser: Any) -> None:
+    """The options of ``labkit reproduce``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.add_argument(
+        "--quick", action="store_true", help="quick mode: small sizes and few repeats (as CI)"
+    )
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="output folder (default: reproduction/quick or reproduction/full in a clone, "
+        "labkit-results/reproduction/... in the current directory otherwise)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="rerun notebooks even if their code and parameters are unchanged",
+    )
+    parser.add_argument(
+        "--notebooks",
+        metavar="DIR",
+        default=None,
+        help="notebooks folder (default: $LABKIT_NOTEBOOKS, else the ones labkit ships)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="time allowed per cell (default: no limit)",
+    )
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help="notebooks run at once (default: one per CPU, at most 4; 1: one after "
+        "another); side by side only after the measuring phase, so that no notebook "
+        "times anything while another runs",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    parser.add_argument(
+        "--sessions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="repeat the measuring phase (every experiment's runs, interleaved) N times, "
+        "pauses between; each verdict's interval then has the session as the unit of "
+        "replication (default: 3 in full mode, 1 in quick mode)",
+    )
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="pause between sessions (default 30)",
+    )
+
+
+def from_args(args: Any, measure: Callable[..., Any] | None = None) -> int:
+    """Run ``labkit reproduce`` from parsed arguments (``measure``: see :func:`main`)."""
+    return main(
+        measure=measure,
+        quick=args.quick,
+        out=args.out,
+        force=args.force,
+        notebooks=args.notebooks,
+        progress=not args.no_progress,
+        timeout=args.timeout,
+        jobs=args.jobs,
+        sessions=args.sessions,
+        pause=args.pause,
+    )
+
+
+__all__ = [
+    "DESCRIPTION",
+    "EPILOG",
     "NotebookRun",
     "OutputError",
     "Reproduction",
+    "add_arguments",
     "default_out",
     "find_notebooks",
+    "from_args",
+    "main",
     "notebooks_dir",
     "package_sources",
+    "print_reproduction",
     "run",
     "run_hash",
-)
+    "write_bundle",
+]

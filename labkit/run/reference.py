@@ -4,14 +4,14 @@ A reader who opens a notebook without running it sees its stored outputs.  They 
 the figures and intervals that ``data/reproduction/summary.csv`` reports, from one full-mode
 run, named.  :func:`store_reference` makes it so::
 
-    make reference                         # = python -m labkit.report.reference
-    python -m labkit.report.reference --quick --out DIR   # a trial, e.g. on a laptop
+    make reference                         # = python -m labkit.run.reference
+    python -m labkit.run.reference --quick --out DIR   # a trial, e.g. on a laptop
 
 It runs ``labkit reproduce`` (full mode unless ``--quick``), then reruns the index notebook
 alone (it runs first, so its summary table could only show an earlier run), and then:
 
 * writes every executed notebook back into ``notebooks/`` in the form JupyterLab writes
-  (:mod:`labkit.report.notebook_files`: papermill's injected cell and metadata dropped),
+  (:mod:`labkit.run.notebook_files`: papermill's injected cell and metadata dropped),
   with ``metadata.labkit`` naming the run and, under its title, a Markdown line saying
   which run, host and date its outputs come from (a cell tagged ``labkit-run``);
 * copies the run's ``summary.csv`` and ``summary.txt`` into ``data/reproduction/`` and writes
@@ -26,7 +26,7 @@ the stored outputs of the notebook that recorded it and of the index.
 
 Running a notebook afterwards measures afresh (quick when ``LABKIT_QUICK`` is set):
 ``labkit reproduce`` drops the ``labkit-run`` line from its executed copies
-(:func:`labkit.report.notebook_files.drop_stored_run`), which describe their own run.
+(:func:`labkit.run.notebook_files.drop_stored_run`), which describe their own run.
 """
 
 from __future__ import annotations
@@ -47,10 +47,9 @@ import pandas as pd
 import labkit
 from labkit import config
 from labkit.measure.envinfo import cpu_model
-from labkit.report import notebook_files, reproduce, summary_format
-from labkit.report import summary as report
-from labkit.report.bundle import from_reproduction
-from labkit.report.run_state import load_state, state_path
+from labkit.report import summary
+from labkit.report.bundle import from_reproduction, load_state, state_path
+from labkit.run import notebook_files, reproduce
 
 #: The summary files of a reproduction that the reference stores.
 SUMMARY_FILES = ("summary.csv", "summary.txt")
@@ -151,7 +150,7 @@ def store_reference(
     if not again.ok:
         raise RuntimeError("the index notebook did not complete: " + _failures(again))
     for name, data in summaries.items():
-        report.atomic_write_text(rep.out / name, data)
+        summary.atomic_write_text(rep.out / name, data)
     host = _host()
     windows = {}
     for path in reproduce.find_notebooks(nb_dir):
@@ -175,8 +174,8 @@ def store_reference(
         shutil.copyfile(rep.out / name, dest / name)
     run["summary_sha256"] = _sha256(dest / "summary.csv")
     for name, text in texts.items():
-        report.atomic_write_text(nb_dir / name, text)
-    report.atomic_write_text(dest / RUN_FILE, json.dumps(run, indent=1) + "\n")
+        summary.atomic_write_text(nb_dir / name, text)
+    summary.atomic_write_text(dest / RUN_FILE, json.dumps(run, indent=1) + "\n")
     return run
 
 
@@ -229,7 +228,7 @@ def check_reference(notebooks: str | Path, reproduction: str | Path) -> list[str
                 f"{what}: recorded {row['recorded']}, outside {name}'s run "
                 f"({window['started']} to {window['finished']})"
             )
-        printed = summary_format.row_cells(row)["measured [95% CI]"]
+        printed = summary.row_cells(row)["measured [95% CI]"]
         for shown in {name, index}:
             if printed not in _outputs_text(stored[shown]):
                 problems.append(f"{what}: {printed!r} is not in the outputs of {shown}")
@@ -237,10 +236,10 @@ def check_reference(notebooks: str | Path, reproduction: str | Path) -> list[str
 
 
 def main(argv: Sequence[str] | None = None, measure: Any = None) -> int:
-    """``python -m labkit.report.reference [--quick] [--out DIR]`` (``measure``: see
+    """``python -m labkit.run.reference [--quick] [--out DIR]`` (``measure``: see
     :func:`store_reference`; without it each notebook measures its own experiments)."""
     parser = argparse.ArgumentParser(
-        prog="python -m labkit.report.reference",
+        prog="python -m labkit.run.reference",
         description="Run the full reproduction and store it as the reference: the executed "
         "notebooks into notebooks/ (normalised, each naming the run), the summary and "
         "run.json into data/reproduction/.",

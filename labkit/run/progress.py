@@ -255,4 +255,4 @@ def estimates_from_state(
     return per_cell, max(0.0, seconds - sum(per_cell.values())), max(0.0, html)
 
 
-__all__: list[str] = []  # internal: the progress line of labkit reproduce (labkit.report.reproduce)
+__all__: list[str] = []  # internal: the progress line of labkit reproduce (labkit.run.reproduce)

@@ -1,6 +1,6 @@
 """Which notebooks of a reproduction may run side by side, and how many at once.
 
-:func:`labkit.report.reproduce.run` runs up to ``jobs`` notebooks at once, each in
+:func:`labkit.run.reproduce.run` runs up to ``jobs`` notebooks at once, each in
 its own kernel, when what each notebook shows is the same as one after another:
 
 * **no clock in a notebook.**  A notebook using :mod:`labkit.claims` reads the timed
@@ -76,4 +76,4 @@ def lanes(jobs: int, clock_inside: bool) -> int:
     return 1 if clock_inside else max(1, int(jobs))
 
 
-__all__: list[str] = []  # internal: labkit.report.reproduce's scheduling rules
+__all__: list[str] = []  # internal: labkit.run.reproduce's scheduling rules

@@ -14,8 +14,8 @@ run, its ``papermill`` metadata and empty tag lists; also stored widget state, w
 never stores: each drawing widget leaves a static image instead).  It never touches a cell's
 source or the data of an output.  From a shell::
 
-    python -m labkit.report.notebook_files notebooks/*.ipynb      # rewrite in place
-    python -m labkit.report.notebook_files --check notebooks/*.ipynb   # exit 1 if any would change
+    python -m labkit.run.notebook_files notebooks/*.ipynb      # rewrite in place
+    python -m labkit.run.notebook_files --check notebooks/*.ipynb   # exit 1 if any would change
 
 ``tests/test_notebooks_clean.py`` checks every stored notebook with :func:`would_change`, and
 ``tests/test_browser.py`` checks in JupyterLab itself that a save writes the very same bytes.
@@ -41,7 +41,7 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 PAPERMILL_TAGS = ("injected-parameters", "papermill-error-cell-tag")
 
 #: Tag (and id) of the Markdown line naming the run a stored notebook's outputs come from
-#: (:mod:`labkit.report.reference`); ``metadata.labkit`` names the run too.
+#: (:mod:`labkit.run.reference`); ``metadata.labkit`` names the run too.
 STORED_RUN_TAG = "labkit-run"
 
 
@@ -178,9 +178,9 @@ def normalise_file(path: str | Path, *, python_version: str | None = None) -> bo
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m labkit.report.notebook_files [--check] FILE...``."""
+    """``python -m labkit.run.notebook_files [--check] FILE...``."""
     parser = argparse.ArgumentParser(
-        prog="python -m labkit.report.notebook_files",
+        prog="python -m labkit.run.notebook_files",
         description="Rewrite notebooks as JupyterLab writes them (kernelspec, language_info, "
         "cell ids, no papermill metadata), so that opening one changes nothing.",
     )

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from labkit.report import figures as figs
-from labkit.report import summary_format
-from labkit.report.progress import format_seconds
-from labkit.report.run_state import describe_code
+from labkit.report import summary
+from labkit.run.progress import format_seconds
+from labkit.run.run_state import describe_code
 
 esc = html.escape
 
@@ -193,7 +193,7 @@ def gallery(rep: Any) -> str:
 
 
 def index_html(rep: Any) -> str:
-    """The whole page for a :class:`labkit.report.reproduce.Reproduction`."""
+    """The whole page for a :class:`labkit.run.reproduce.Reproduction`."""
     mode = "quick" if rep.quick else "full"
     table = rep.summary.drop(columns=["recorded"], errors="ignore")
     return f"""<!DOCTYPE html>
@@ -207,7 +207,7 @@ def index_html(rep: Any) -> str:
 Published = the figure of the original mail; model = labkit's C model of the kernel code;
 live = the running kernel.</p>
 <h2>Summary</h2>
-{summary_format.summary_html(table)}
+{summary.summary_html(table)}
 <h2>Notebooks</h2>
 {_notebook_rows(rep)}
 <h2>Figures</h2>
@@ -216,4 +216,4 @@ live = the running kernel.</p>
 """
 
 
-__all__: list[str] = []  # internal: the index page of labkit reproduce (labkit.report.reproduce)
+__all__: list[str] = []  # internal: the index page of labkit reproduce (labkit.run.reproduce)
