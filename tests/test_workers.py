@@ -118,7 +118,6 @@ def test_registration_needs_an_id_and_a_module_level_function():
 
 def test_a_worker_refuses_an_id_its_registry_does_not_hold(tmp_path):
     # a forged spec: a known module, an id it does not register; nothing runs
-    from labkit.measure import worker_main
 
     spec = {
         "target": "test.no_such_target",
@@ -131,11 +130,11 @@ def test_a_worker_refuses_an_id_its_registry_does_not_hold(tmp_path):
         "allow_io_threads": True,
         "run": 0,
     }
-    assert worker_main.worker_main(spec) == 3
+    assert workers.worker_main(spec) == 3
     assert "not a registered worker target" in (tmp_path / "error.json").read_text()
     assert not (tmp_path / "rows.pkl").exists()
     spec["target"], spec["home"] = "test.rows", "labkit.measure.runner"
-    assert worker_main.worker_main(spec) == 3
+    assert workers.worker_main(spec) == 3
     assert "is registered by worker_targets" in (tmp_path / "error.json").read_text()
 
 

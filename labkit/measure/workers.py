@@ -18,7 +18,7 @@ for one at a time (the runs are timed; the machine may have two cores).  It
 2. looks the experiment function up by its registered id (``"live.syscalls"``:
    see :func:`target`; a worker refuses an id nobody registered, so a spec can
    never name arbitrary code), and calls it with JSON-able keyword arguments
-   (:mod:`labkit.measure.worker_main`); it returns its rows as a list of dicts
+   (:func:`worker_main`); it returns its rows as a list of dicts
    (:func:`labkit.measure.runner.measure`), so that the worker never imports
    pandas (half of a worker's start-up), or a DataFrame;
 3. measures single-threaded: :func:`labkit.measure.runner.measure` counts
@@ -46,7 +46,7 @@ built-in exception (ValueError, OSError with its errno, ...), the error is
 also an instance of that type, so callers can keep catching what they caught
 before.  A worker killed by a signal, or one that outlives ``timeout``, is an
 error too (:class:`WorkerTimeout`); every wait is bounded
-(:mod:`labkit.measure.worker_errors`).
+(:class:`WorkerError` and its kin).
 """
 
 from __future__ import annotations
@@ -68,19 +68,340 @@ from labkit.live import ring as _live_ring  # noqa: F401 (what a live worker loa
 from labkit.live import sources as _live_sources  # noqa: F401
 from labkit.live import syscalls as _live_syscalls  # noqa: F401
 from labkit.measure import runner, threads
-from labkit.measure.worker_errors import (
-    WorkerError,
-    WorkerTimeout,
-    died,
-    keep_partial,
-    keys_differ,
-    worker_exception,
-)
-from labkit.measure.worker_main import Target, lookup, register
-from labkit.measure.worker_tmp import private_tmp
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+import builtins
+import contextlib
+import importlib
+import re
+import shutil
+import stat
+import tempfile
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from labkit import _files
+
+# ---- errors: what a failed worker run raises ---------------------------------------------------
+
+#: Lines of the worker's traceback and output quoted in an error.
+TAIL_LINES = 25
+
+
+class WorkerError(Exception):
+    """An experiment failed in a worker process.
+
+    Attributes:
+        target: the experiment function's dotted path.
+        run: which run (0-based) failed.
+        worker_type: the exception type the worker raised ("" if it died).
+        worker_traceback: the tail of the worker's traceback (or output).
+        returncode: the worker's exit status (negative: killed by that signal).
+        partial: the rows of the runs that finished before (see :func:`keep_partial`).
+        runs_done: how many runs finished before.
+    """
+
+    target: str = ""
+    run: int = -1
+    worker_type: str = ""
+    worker_traceback: str = ""
+    returncode: int | None = None
+    #: The rows of the runs that finished before this one failed (a DataFrame, with
+    #: their ``run`` column; empty if none did): a partial result, never lost.
+    partial: Any = None
+    #: How many runs finished before the failure.
+    runs_done: int = 0
+
+
+class WorkerTimeout(WorkerError, TimeoutError):
+    """A worker ran past its deadline and was killed."""
+
+
+_COMBINED: dict[type, type] = {}
+
+
+def _error_class(type_name: str, module: str) -> type[WorkerError]:
+    """WorkerError, combined with the built-in exception type the worker raised."""
+    base = getattr(builtins, type_name, None) if module == "builtins" else None
+    if not (isinstance(base, type) and issubclass(base, Exception)) or base is Exception:
+        return WorkerError
+    if base not in _COMBINED:
+        _COMBINED[base] = type(f"Worker{base.__name__}", (WorkerError, base), {})
+    return _COMBINED[base]
+
+
+def tail(text: str, lines: int = TAIL_LINES) -> str:
+    """The last ``lines`` lines of ``text``."""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def with_output(log_path: Path) -> str:
+    """The end of a worker's output, to append to an error message."""
+    text = tail(_read(log_path))
+    return f"\n--- worker output (last lines) ---\n{text}" if text else " (no output)"
+
+
+def fill(err: WorkerError, target: str, run: int, kind: str, tb: str, code: int | None) -> None:
+    """Set the attributes of ``err`` (see :class:`WorkerError`)."""
+    err.target, err.run, err.worker_type, err.worker_traceback, err.returncode = (
+        target,
+        run,
+        kind,
+        tb,
+        code,
+    )
+
+
+def died(
+    cls: type[WorkerError], message: str, name: str, run: int, log_path: Path, code: int | None
+) -> WorkerError:
+    """The error for a worker that died, hung or wrote nothing: ``message`` and its output."""
+    err = cls(message + with_output(log_path))
+    fill(err, name, run, "", tail(_read(log_path)), code)
+    return err
+
+
+def worker_exception(where: str, name: str, run: int, code: int, path: Path) -> WorkerError:
+    """The exception to raise in the parent for the error record a worker wrote."""
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        rec = {
+            "type": "",
+            "module": "",
+            "message": f"unreadable error record: {exc}",
+            "traceback": "",
+        }
+    tb = tail(rec.get("traceback", ""))
+    message = (
+        f"{where} raised {rec.get('type')}: {rec.get('message')}\n"
+        f"--- worker traceback (last lines) ---\n{tb}"
+    )
+    cls = _error_class(rec.get("type", ""), rec.get("module", ""))
+    err: WorkerError
+    try:
+        if issubclass(cls, OSError) and rec.get("errno"):
+            err = cls(int(rec["errno"]), message)
+        else:
+            err = cls(message)
+    except Exception:  # a built-in type with another constructor (UnicodeError ...)
+        err = WorkerError(message)
+    fill(err, name, run, str(rec.get("type", "")), tb, code)
+    return err
+
+
+def keep_partial(err: WorkerError, partial: Any, done: int, runs: int) -> WorkerError:
+    """Put the finished runs' rows on ``err`` and say so at the end of its message."""
+    err.partial, err.runs_done = partial, done
+    if done == 0:
+        note = f"no run of {runs} finished before this one"
+    else:
+        which = "run 1" if done == 1 else f"runs 1-{done}"
+        note = (
+            f"{which} of {runs} finished: their {len(partial)} rows are kept on this "
+            "error (.partial), a partial result"
+        )
+    if isinstance(err, OSError) and err.strerror:
+        err.strerror = f"{err.strerror}\n{note}"
+        err.args = (err.errno, err.strerror)
+    elif err.args and isinstance(err.args[0], str):
+        err.args = (f"{err.args[0]}\n{note}", *err.args[1:])
+    else:
+        err.args = (note,)
+    return err
+
+
+def keys_differ(name: str, run: int, runs: int, first: list[str], these: list[str]) -> WorkerError:
+    """The error for a run whose rows do not have the keys (columns) of the first run's."""
+    extra = [c for c in these if c not in first]
+    missing = [c for c in first if c not in these]
+    err = WorkerError(
+        f"{name} (worker run {run + 1} of {runs}): its rows do not have the keys of run 1's "
+        f"rows: extra {extra}, missing {missing}"
+    )
+    fill(err, name, run, "", "", 0)
+    return err
+
+
+# ---- private temporary folders -----------------------------------------------------------------
+
+#: Prefix of the private temporary folder of a :func:`run_in_workers` call.
+TMP_PREFIX = "labkit-workers-"
+#: The file an owner of such a folder holds locked while it lives.
+TMP_OWNER = ".owner"
+#: Age past which a folder without an owner file (mid-creation or older labkit) is stale.
+TMP_STALE_SECONDS = 3600.0
+
+
+def remove_stale_tmp(folder: str | os.PathLike[str] | None = None) -> list[Path]:
+    """Remove the ``labkit-workers-*`` folders of parents that died (SIGKILL included).
+
+    A live parent holds its folder's owner file locked (``flock``, dropped by
+    the kernel when the parent dies); a folder whose lock can be taken is
+    abandoned.  Only this user's folders, never through a link.  Returns the
+    folders removed.
+    """
+    base = Path(folder) if folder is not None else Path(tempfile.gettempdir())
+    removed = []
+    for d in base.glob(TMP_PREFIX + "*"):
+        try:
+            st = d.lstat()
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+                continue
+            lock = _files.FolderLock(d, TMP_OWNER)
+            if lock.try_acquire(create=False):
+                try:
+                    shutil.rmtree(d)
+                finally:
+                    lock.release()
+            elif (d / TMP_OWNER).exists() or time.time() - st.st_mtime < TMP_STALE_SECONDS:
+                continue
+            else:
+                shutil.rmtree(d)
+            removed.append(d)
+        except OSError:
+            continue
+    return removed
+
+
+@contextlib.contextmanager
+def private_tmp() -> Iterator[Path]:
+    """A private temporary folder, locked while this process uses it, removed on exit; the
+    folders of parents that died without removing theirs are removed first."""
+    remove_stale_tmp()
+    with tempfile.TemporaryDirectory(prefix=TMP_PREFIX) as tmp:
+        with _files.FolderLock(tmp, TMP_OWNER):
+            yield Path(tmp)
+
+
+# ---- the worker's side: what a fresh interpreter runs ------------------------------------------
+
+_ID = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A function a worker may run, registered under a stable id."""
+
+    id: str  #: e.g. ``"live.syscalls"``
+    fn: Callable[..., Any]  #: the function of one run: JSON keyword arguments -> rows
+    home: str  #: the module that registers it (a worker imports it to find the id)
+    allow_io_threads: bool = True  #: io_uring's kernel threads may exist while it measures
+
+
+_TARGETS: dict[str, Target] = {}
+
+
+def register(target_id: str, fn: Callable[..., Any], *, allow_io_threads: bool = True) -> Target:
+    """Register ``fn`` as the worker target ``target_id`` (registering it again is a no-op).
+
+    Raises:
+        ValueError: for an id that is not dotted words, or one already taken by
+            another function.
+    """
+    if not isinstance(target_id, str) or not _ID.fullmatch(target_id):
+        raise ValueError(f"worker target id must be dotted words, got {target_id!r}")
+    home = getattr(fn, "__module__", None)
+    if not home or home == "__main__" or "<" in getattr(fn, "__qualname__", "<"):
+        raise ValueError(
+            f"{fn!r} cannot run in a worker: it must be a module-level function of an "
+            "importable module"
+        )
+    old = _TARGETS.get(target_id)
+    if old is not None and (old.home, old.fn.__qualname__) != (home, fn.__qualname__):
+        raise ValueError(f"worker target {target_id!r} is already {old.home}.{old.fn.__qualname__}")
+    target = Target(target_id, fn, home, bool(allow_io_threads))
+    _TARGETS[target_id] = target
+    return target
+
+
+def lookup(target_id: str) -> Target:
+    """The registered target ``target_id``.
+
+    Raises:
+        ValueError: for an id nobody registered (the message lists the known ids).
+    """
+    target = _TARGETS.get(target_id) if isinstance(target_id, str) else None
+    if target is None:
+        known = ", ".join(sorted(_TARGETS)) or "none"
+        raise ValueError(f"{target_id!r} is not a registered worker target (known: {known})")
+    return target
+
+
+def _registered_in(home: str, target_id: str) -> Target:
+    """In the worker: import ``home`` (which registers its targets), then look the id up.
+
+    ``home`` is the module the parent's registry recorded for the id, never an
+    argument a caller typed; an id the import does not register is refused.
+    """
+    importlib.import_module(home)
+    target = lookup(target_id)
+    if target.home != home:
+        raise ValueError(f"worker target {target_id!r} is registered by {target.home}, not {home}")
+    return target
+
+
+def _with_counts(rows: Any, counts: Mapping[str, int], target: str) -> None:
+    """Add the worker's own thread counts to rows that do not carry them."""
+    if isinstance(rows, list) and rows and all(isinstance(r, dict) for r in rows):
+        for row in rows:  # rows not made by runner.measure: the worker's own counts
+            for key, value in counts.items():
+                row.setdefault(key, value)
+    elif type(rows).__name__ == "DataFrame" and len(rows):
+        for key, value in counts.items():
+            if key not in rows.columns:
+                rows[key] = value
+    else:
+        raise TypeError(
+            f"{target} returned {type(rows).__name__}, not a non-empty list of "
+            "row dicts or DataFrame"
+        )
+
+
+def worker_main(spec: Mapping[str, Any]) -> int:
+    """The worker's body (called by the boot code after pinning): 0 on success, 3 on error."""
+    try:
+        if spec["cpu"] is not None and os.sched_getaffinity(0) != {spec["cpu"]}:
+            raise RuntimeError(f"the worker is not pinned to CPU {spec['cpu']}")
+        rule = threads.Rule(allow_io_threads=bool(spec["allow_io_threads"]))
+        threads.require_single_thread(rule if spec["single_thread"] else None)
+        runner.continue_rotation(spec["run"])
+        start = threads.observe(spec["target"], "at the start of")
+        fn = _registered_in(spec["home"], spec["target"]).fn
+        rows = fn(**spec["kwargs"])
+        end = threads.count_threads() or start
+        counts = {
+            "threads": max(start.threads, end.threads),
+            "io_threads": max(start.io_threads, end.io_threads),
+        }
+        _with_counts(rows, counts, spec["target"])
+        _files.atomic_write(spec["out"], pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL))
+        return 0
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+        errno_ = getattr(exc, "errno", None) if isinstance(exc, OSError) else None
+        record = {
+            "type": type(exc).__name__,
+            "module": type(exc).__module__,
+            "message": exc.strerror if errno_ else str(exc),
+            "errno": errno_,
+            "traceback": traceback.format_exc(),
+        }
+        _files.atomic_write(spec["error"], json.dumps(record, default=str))
+        return 3
+
+
+# ---- the parent's side ----------------------------------------------------------------------
 
 #: Environment of every worker: thread pools of numpy's BLAS and friends at one thread.
 THREAD_ENV = {
@@ -111,7 +432,7 @@ if os.getppid() != spec["parent"]:
 if spec["cpu"] is not None:
     os.sched_setaffinity(0, {spec["cpu"]})
 sys.path[:] = spec["path"] + [p for p in sys.path if p not in spec["path"]]
-from labkit.measure.worker_main import worker_main
+from labkit.measure.workers import worker_main
 code = worker_main(spec)
 sys.stdout.flush()
 sys.stderr.flush()
