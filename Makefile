@@ -1,6 +1,7 @@
 # labkit: the two commands of the README.
 #   make reproduce   install labkit with its lab extra in .venv and run the reproduction
 #   make test        install labkit with its lab and test extras in .venv and run every test
+#   make test-fast   the same, without the tests marked slow (at most 90 s)
 # QUICK=1 shrinks sizes and repeats (LABKIT_QUICK=1), as CI does.
 
 PYTHON ?= python3
@@ -15,7 +16,7 @@ BUILD_INPUTS := pyproject.toml setup.py labkit/_build.py \
 # named labkit) is in the README, under Troubleshooting.
 QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q
 
-.PHONY: reproduce reference test install install-test clean gallery kernel-oracle
+.PHONY: reproduce reference test test-fast install install-test clean gallery kernel-oracle
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +54,11 @@ gallery: install
 TEST_JOBS ?= 2
 test: install-test
 	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder)
+
+# the tests not marked slow (no builds, Jupyter kernels, browser or worker-heavy files):
+# a minute or so, for the edit-test loop; make test still runs everything
+test-fast: install-test
+	$(BIN)/python -m pytest -m "not slow" $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder)
 
 clean:
 	rm -rf build labkit/_labkit*.so labkit/_labkit.c *.egg-info $(VENV)/.installed $(VENV)/.installed-test

@@ -17,3 +17,13 @@ if "LABKIT_OUT" not in os.environ:
     _out = tempfile.mkdtemp(prefix="labkit-nbval-")
     os.environ["LABKIT_OUT"] = _out
     atexit.register(shutil.rmtree, _out, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every stored notebook is a slow test (a Jupyter kernel, every cell): make test-fast
+    leaves them out."""
+    import pytest  # only where pytest runs the notebooks
+
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)

@@ -9,6 +9,8 @@ import pytest
 
 from labkit.experiments import callgrind
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 
 def rows():
     return pd.DataFrame(

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 from childproc import describe, run_python
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 BENCH = ["-m", "labkit.cli", "bench", "copy", "--quick", "--repeats", "1", "--no-progress"]
 
 

@@ -16,6 +16,8 @@ from labkit.core.fixed import SEEKS
 from labkit.measure import timers
 from labkit.results.r1 import experiments as r1_experiments
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 MiB = 1 << 20
 GiB = 1 << 30
 HUGE = 2 * MiB

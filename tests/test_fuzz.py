@@ -13,6 +13,8 @@ import json
 import pytest
 from childproc import describe, run_python
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 DRIVER = ["-m", "labkit.testing.fuzz_driver"]
 SEEDS = [11, 12, 13, 14]
 CALLS = 1500

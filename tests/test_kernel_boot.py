@@ -22,6 +22,8 @@ from labkit.kernelsrc import fingerprint as fpr
 from labkit.kernelsrc.boot import BootTimeout
 from labkit.kernelsrc.fingerprint import CASES, FINGERPRINT, BootError
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 MISSING = boot.unavailable()
 needs_uml = pytest.mark.skipif(bool(MISSING), reason=f"kernel boot: {MISSING}")
 

@@ -32,6 +32,8 @@ from labkit.core.memory import PROT_NONE, PROT_READ, PROT_RW, USER_PTR_MAX
 from labkit.measure.runner import DEFAULT_SEED
 from labkit.testing import kernel_diff as kd
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 PAGE = labkit.PAGE_SIZE
 
 

@@ -22,6 +22,8 @@ from labkit.measure import setups
 from labkit.measure.sequential import FULL_MIN_RUNS
 from labkit.results.r1 import claims as r1_claims
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 CLAIM = "R1.kernel_ns_per_page"
 MISSING = kbuild.is_available()
 BUILT = MISSING is None and kbuild.cached("6.12") is not None

@@ -17,6 +17,8 @@ import labkit
 from labkit.core.memory import PROT_NONE, PROT_RW
 from labkit.kernelsrc.build import ERAS, KernelSourceError, build, is_available, source_archive
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 MISSING = is_available()
 needs_oracle = pytest.mark.skipif(MISSING is not None, reason=f"kernel oracle: {MISSING}")
 

@@ -16,7 +16,8 @@ import pytest
 
 from labkit import live
 from labkit.core import memory
-from labkit.experiments import fixed_cost, live_kernel
+from labkit.experiments import live_kernel
+from labkit.results.r1 import experiments as r1_experiments
 
 PROBE = live.probe()
 needs_uring = pytest.mark.skipif(not PROBE["available"], reason=PROBE["reason"] or "no io_uring")
@@ -387,8 +388,8 @@ def test_registered_ring_fd(zero_fd):
 
 @needs_uring
 def test_read_fixed_roundtrip_for_notebook_2():
-    head = fixed_cost.read_fixed_roundtrip_ns(buffer_size=1 << 20, iters=50, batches=2)
-    tail = fixed_cost.read_fixed_roundtrip_ns(
+    head = r1_experiments.read_fixed_roundtrip_ns(buffer_size=1 << 20, iters=50, batches=2)
+    tail = r1_experiments.read_fixed_roundtrip_ns(
         buffer_size=1 << 20, where="tail", iters=50, batches=2
     )
     assert head > 0 and tail > 0

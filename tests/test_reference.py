@@ -18,6 +18,8 @@ import pytest
 
 from labkit.run import notebook_files, reference
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PARAMS = nbformat.v4.new_code_cell("QUICK = None", metadata={"tags": ["parameters"]})

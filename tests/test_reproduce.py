@@ -12,6 +12,8 @@ import pytest
 from labkit import cli
 from labkit.run import reproduce
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 PARAMS = "QUICK = None"
 
 

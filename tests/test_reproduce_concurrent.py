@@ -20,6 +20,8 @@ from labkit.report import bundle
 from labkit.run import lanes, reproduce, run_state
 from labkit.run.progress import Planned, Progress
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 # A cell writes ``<out>/started-<name>`` (its kernel is running) and what its kernel sees.
 SAY = (
     "import json, os, pathlib, time\n"

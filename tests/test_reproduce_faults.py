@@ -22,6 +22,8 @@ from labkit import cli
 from labkit.report import bundle
 from labkit.run import reproduce, run_state
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 ROOT = Path(__file__).resolve().parents[1]
 # Notebooks may run side by side: the hang waits until 01-first has finished (its state
 # says "ran"), so that what a kill or Ctrl-C finds is the same in either order.

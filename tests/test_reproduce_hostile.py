@@ -18,6 +18,8 @@ from labkit import cli
 from labkit.report import bundle
 from labkit.run import reproduce, run_state
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 RECORD = (
     "from labkit import report\n"
     "report.record('T9', {q!r}, published=1, model=1, unit='x', verdict='reproduced', "

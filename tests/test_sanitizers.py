@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 RUNNER = Path(__file__).with_name("run_sanitized.py")
 sys.path.insert(0, str(RUNNER.parent))
 from run_sanitized import SKIP, find_libasan, preload_env  # noqa: E402

@@ -13,6 +13,8 @@ import pytest
 from labkit.measure import sessions, stats
 from labkit.measure.resampling import Estimate, Sample, bootstrap
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 
 def _mean(a, axis=-1):
     return np.nanmean(a, axis=axis)

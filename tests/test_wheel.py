@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.wheel
+pytestmark = [pytest.mark.slow, pytest.mark.wheel]
 
 #: What HOME may gain: caches that matplotlib, IPython and Jupyter keep for every user.
 HOME_CACHES = (".cache/matplotlib", ".config/matplotlib", ".ipython", ".local/share/jupyter")

@@ -18,6 +18,8 @@ from labkit.experiments import live_kernel
 from labkit.live import probe
 from labkit.measure import envinfo, runner, threads, workers
 
+pytestmark = pytest.mark.slow  # make test-fast leaves it out
+
 T = "test."
 
 

@@ -79,7 +79,7 @@ def seek_cost(s: Session) -> Figure:
 def kernel_seek_table(s: Session) -> object:
     """The real ``iov_iter_advance()`` beside the model's two walks: ns per skipped page
     (measured here) and instructions per page (committed counts)
-    (:func:`labkit.claims.claims.comparison`); empty when neither was measured."""
+    (:func:`labkit.results.r1.claims.comparison`); empty when neither was measured."""
     return claims.comparison(s.measure(claims.KERNEL_SEEK), s.measure(claims.SEEK))
 
 
