@@ -1,25 +1,19 @@
-"""The published figures of the three results, as DataFrames.
+"""The published figures of the results, as stored, and their declared tolerance bands.
 
-The tables live in ``data/published/`` (one CSV per result, one row per
-published figure, each with its source: seed file, mail subject, author and
-date).  :func:`load` reads one and adds derived columns:
+The tables live in ``data/published/`` (one CSV per result, one row per published figure,
+each with its source: seed file, mail subject, author and date); :func:`load` reads one as
+stored.  What a result derives from its table (per-call times, the gains its claims compare
+with) is the result's own (each result's ``seed.py``).
 
-* R1: ``ns_per_op`` (the submission time, for the four timing rows);
-* R2: ``ns_per_call`` = elapsed seconds / calls (10M reads of 4 KiB), and the
-  same for usr and sys time (``usr_ns_per_call``, ``sys_ns_per_call``);
-* R3: ``ns_per_io`` = 1e9 / IOPS (aggregate over 24 drives: a rate, not a latency).
-
-Each headline quantity also has a declared tolerance band (``bands.csv``,
-:func:`bands`, :func:`band`): what difference from the published figure still
-counts as the same result, with its reason and source.  Bands come from the
-claims themselves (their wording, the spread of the published samples), not
-from our measurements, and are the same in quick and full mode.
-:func:`figures` gives the published figure each band surrounds.
+Each claim's declared tolerance band is one row of ``bands.csv`` (:func:`bands`,
+:func:`claim_band`): what difference from the published figure still counts as the same
+result, with its reason and source.  Bands come from the claims themselves (their wording,
+the spread of the published samples), not from our measurements, and are the same in quick
+and full mode.  The figure a band surrounds is the claim's (``Claim.published``).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +23,6 @@ from labkit import config
 from labkit.measure.results import READ_CSV_EXACT
 
 SOURCE_COLUMNS = ("source_file", "source_subject", "source_author", "source_date")
-GIB_PAGES = (1 << 30) // 4096 - 1  #: pages skipped to reach the last page of 1 GiB
 
 
 def published_dir() -> Path:
@@ -55,121 +48,21 @@ def path(result_id: str) -> Path:
     return published_dir() / f"{rid}.csv"
 
 
-def load_raw(result_id: str) -> pd.DataFrame:
-    """The CSV exactly as stored, without derived columns."""
+def load(result_id: str) -> pd.DataFrame:
+    """The published figures of ``result_id`` exactly as stored.
+
+    Raises:
+        KeyError: for a result with no table; FileNotFoundError: for a missing file.
+    """
     p = path(result_id)
     if not p.exists():
         raise FileNotFoundError(f"published figures for {result_id} not found at {p}")
     return pd.read_csv(p, **READ_CSV_EXACT)
 
 
-def load(result_id: str) -> pd.DataFrame:
-    """The published figures of ``result_id`` with derived per-operation columns."""
-    df = load_raw(result_id)
-    rid = str(result_id).upper()
-    if rid == "R1":
-        df["ns_per_op"] = df["value"].where(df["unit"] == "ns").astype(float)
-    elif rid == "R2":
-        df["ns_per_call"] = df["value"] * 1e9 / df["calls"]
-        df["usr_ns_per_call"] = df["usr_s"] * 1e9 / df["calls"]
-        df["sys_ns_per_call"] = df["sys_s"] * 1e9 / df["calls"]
-    elif rid == "R3":
-        df["ns_per_io"] = 1e9 / df["value"]
-    return df
-
-
-def load_all() -> pd.DataFrame:
-    """All three tables concatenated (columns a result lacks are NaN)."""
-    return pd.concat([load(r) for r in RESULTS], ignore_index=True)
-
-
-def r1_figures() -> dict[str, float]:
-    """R1's published submission times and what follows from them (1 GiB assumed for
-    ``pages`` and ``ns_per_page``: the registration cap; the size was not published)."""
-    t = load("R1")
-    t = t[t["unit"] == "ns"].set_index(["variant", "position"])["ns_per_op"]
-    bh, bt = float(t["before", "head"]), float(t["before", "tail"])
-    ah, at = float(t["after", "head"]), float(t["after", "tail"])
-    return {
-        "before_head_ns": bh,
-        "before_tail_ns": bt,
-        "after_head_ns": ah,
-        "after_tail_ns": at,
-        "pages": float(GIB_PAGES),
-        "ns_per_page": (bt - at) / GIB_PAGES,
-        "tail_speedup": bt / at,
-        "before_tail_over_head": bt / bh,
-        "after_tail_over_head": at / ah,
-    }
-
-
-def r2_figures() -> dict[str, float]:
-    """R2's published figures per call (mean of the two runs of each): ns, and the saving."""
-    df = load("R2")
-    el = df[df["quantity"] == "elapsed"]
-
-    def mean(variant: str, kernel: str) -> float:
-        sel = el[(el["variant"] == variant) & (el["kernel"] == kernel)]
-        if sel.empty:
-            raise KeyError(f"published R2 has no {variant}/{kernel} rows")
-        return float(sel["ns_per_call"].mean())
-
-    read = mean("read", "stock")
-    before, after = mean("readv1", "stock"), mean("readv1", "patched")
-    return {
-        "read_ns": read,
-        "readv_before_ns": before,
-        "readv_after_ns": after,
-        "saved_ns": before - after,
-        "saved_share": (before - after) / before,
-        "readv_minus_read_ns": after - read,
-    }
-
-
-def r3_figures() -> dict[str, float]:
-    """R3's published IOPS (mean of eight runs each side) and the gain."""
-    df = load("R3")
-    before = float(df.loc[df["variant"] == "before", "value"].mean())
-    after = float(df.loc[df["variant"] == "after", "value"].mean())
-    return {
-        "before_iops": before,
-        "after_iops": after,
-        "gain": after / before - 1,
-        "time_saved_share": 1 - before / after,
-        "n_before": int((df["variant"] == "before").sum()),
-        "n_after": int((df["variant"] == "after").sum()),
-    }
-
-
-def figures() -> dict[str, float]:
-    """The derived published figures the tolerance bands surround, by key.
-
-    R1 (1 GiB assumed, the registration cap): ``before_tail_ns``,
-    ``ns_per_page`` ((before tail - after tail) / pages), ``tail_speedup``
-    (before tail / after tail, "about 755x"), ``after_tail_over_head``;
-    R2: ``saved_share_pct``, ``saved_ns``, ``readv_before_over_after``;
-    R3: ``gain_pct``, ``readv_over_read`` (IOPS after / before).
-    A band may instead name a quantity of its result's own CSV (:func:`table_figure`).
-    """
-    p1, p2, p3 = r1_figures(), r2_figures(), r3_figures()
-    return {
-        "before_tail_ns": p1["before_tail_ns"],
-        "ns_per_page": p1["ns_per_page"],
-        "tail_speedup": p1["tail_speedup"],
-        "after_tail_over_head": p1["after_tail_over_head"],
-        "saved_share_pct": 100 * p2["saved_share"],
-        "saved_ns": p2["saved_ns"],
-        "readv_before_over_after": p2["readv_before_ns"] / p2["readv_after_ns"],
-        "gain_pct": 100 * p3["gain"],
-        "readv_over_read": 1 + p3["gain"],
-    }
-
-
 BAND_COLUMNS = (
     "claim",
     "result",
-    "quantity",
-    "figure",
     "band_low",
     "band_high",
     "null",
@@ -185,15 +78,14 @@ class Band:
 
     claim: str  #: the claim's id, e.g. "R2.saved_share" (:mod:`labkit.claims`)
     result: str
-    quantity: str
     low: float
     high: float
     null: float  #: the value meaning "no effect" (0 for gains and costs, 1 for ratios)
     unit: str
     reason: str
     source: str
-    figure: str = ""  #: key of :func:`figures`; empty for a direction-only band
-    published: float | None = None  #: the published figure, None for a direction-only band
+    #: the published figure (the claim's, ``Claim.band``); None for a direction-only band
+    published: float | None = None
 
     @property
     def effect(self) -> float | None:
@@ -211,18 +103,16 @@ def bands_path() -> Path:
 
 
 def bands() -> pd.DataFrame:
-    """The declared tolerance bands, one row per claim (and per (result, quantity)), with
-    ``published``.
+    """The declared tolerance bands, one row per claim.
 
     Raises:
-        ValueError: for a missing column, a duplicate claim id or (result, quantity),
-            a claim id not of its result, a band with low > high, or an unknown figure key.
+        ValueError: for a missing column, a duplicate claim id, a claim id not of its
+            result, or a band with low >= high.
     """
     df = pd.read_csv(bands_path(), **READ_CSV_EXACT)
     missing = [c for c in BAND_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"{bands_path()}: missing column(s) {missing}")
-    df["figure"] = df["figure"].fillna("").astype(str)
     for c in ("band_low", "band_high", "null"):
         df[c] = df[c].astype(float)
     dup = df.duplicated(["claim"])
@@ -231,51 +121,10 @@ def bands() -> pd.DataFrame:
     stray = [c for c, r in zip(df["claim"], df["result"], strict=True) if c.split(".")[0] != r]
     if stray:
         raise ValueError(f"{bands_path()}: claim ids not of their result: {stray}")
-    dup = df.duplicated(["result", "quantity"])
-    if dup.any():
-        raise ValueError(f"{bands_path()}: duplicate bands {df.loc[dup, 'quantity'].tolist()}")
     bad = df[~(df["band_low"] < df["band_high"])]
     if len(bad):
-        raise ValueError(
-            f"{bands_path()}: band_low must be < band_high: {bad['quantity'].tolist()}"
-        )
-    figs = figures()
-    published = []
-    for rid, key in zip(df["result"], df["figure"], strict=True):
-        if not key:
-            published.append(math.nan)
-        elif key in figs:
-            published.append(figs[key])
-        else:
-            value = table_figure(str(rid), key)
-            if value is None:
-                raise ValueError(f"{bands_path()}: unknown figure key {key!r} of {rid}")
-            published.append(value)
-    df["published"] = published
+        raise ValueError(f"{bands_path()}: band_low must be < band_high: {bad['claim'].tolist()}")
     return df
-
-
-def table_figure(result_id: str, quantity: str) -> float | None:
-    """The mean ``value`` of the rows of ``R<n>.csv`` whose ``quantity`` is ``quantity``.
-
-    The figure a band surrounds, for a result with no derived figures of its own
-    in :func:`figures`: a new result needs only its CSV and its bands.  None if
-    the result has no such rows (or no CSV).
-    """
-    try:
-        df = load_raw(result_id)
-    except (KeyError, FileNotFoundError):
-        return None
-    if "quantity" not in df.columns or "value" not in df.columns:
-        return None
-    sel = df.loc[df["quantity"] == quantity, "value"]
-    return float(sel.astype(float).mean()) if len(sel) else None
-
-
-def band(result_id: str, quantity: str) -> Band | None:
-    """The declared band of one recorded quantity, or None if it has none."""
-    df = bands()
-    return _band_of(df[(df["result"] == result_id) & (df["quantity"] == quantity)])
 
 
 def claim_band(claim_id: str, table: pd.DataFrame | None = None) -> Band | None:
@@ -292,30 +141,21 @@ def _band_of(sel: pd.DataFrame) -> Band | None:
     if sel.empty:
         return None
     r = sel.iloc[0]
-    pub = float(r["published"])
     return Band(
         claim=str(r["claim"]),
         result=str(r["result"]),
-        quantity=str(r["quantity"]),
         low=float(r["band_low"]),
         high=float(r["band_high"]),
         null=float(r["null"]),
         unit=str(r["unit"]),
         reason=str(r["reason"]),
         source=str(r["source"]),
-        figure=str(r["figure"]),
-        published=None if math.isnan(pub) else pub,
     )
 
 
 __all__ = [
-    "GIB_PAGES",
     "Band",
-    "band",
     "bands",
     "claim_band",
     "load",
-    "r1_figures",
-    "r2_figures",
-    "r3_figures",
 ]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labkit import claims, published
+from labkit import claims
 from labkit.claims import schedule
 from labkit.claims.engine import Measured, Session
 from labkit.kernelsrc import build as kbuild
@@ -41,7 +41,7 @@ def test_the_row_is_a_timed_claim_of_r1_measured_in_the_phase():
 
 
 def test_it_is_shown_beside_the_2019_figure_but_never_judged_against_it():
-    band, walk = published.claim_band(CLAIM), published.claim_band("R1.ns_per_page")
+    band, walk = claims.get(CLAIM).band(), claims.get("R1.ns_per_page").band()
     assert band is not None and walk is not None
     assert (band.low, band.high, band.published) == (walk.low, walk.high, walk.published)
     for quick in (True, False):

@@ -95,7 +95,6 @@ UNEXPLAINED_IMPORTS: dict[str, int] = {
     "labkit/models/ubuf.py": 1,
     "labkit/report/bundle.py": 1,
     "labkit/run/reproduce.py": 4,
-    "labkit/report/scope.py": 2,
 }
 
 #: Notebooks ruff checks: all of them.

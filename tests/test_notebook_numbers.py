@@ -6,7 +6,8 @@ text behind the output.  What a Markdown cell may still spell out:
 
 * a published figure: any number in ``data/published/*.csv`` (figures, bands and their
   reasons) or in the seed mails (``data/seeds/*.txt``), or one of the derived published
-  figures of :mod:`labkit.published`; at the precision it is written, and in the units a
+  figures of each result (``labkit.results.rN.seed``); at the
+  precision it is written, and in the units a
   reader meets it in (ns as us, IOPS in millions, fractions in %);
 * a constant of the method (:data:`METHOD`, a short declared list);
 * a structural number: a year, a kernel version, a section or notebook number, a small
@@ -23,9 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from labkit import published
+from labkit import claims
 from labkit.core.memory import PAGE_SIZE
 from labkit.measure.sequential import FULL_MIN_RUNS
+from labkit.results.r1 import seed as r1_seed
+from labkit.results.r2 import seed as r2_seed
+from labkit.results.r3 import seed as r3_seed
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [
@@ -75,13 +79,9 @@ def _published_values() -> set[float]:
         for p in (ROOT / "data" / "published").glob("*.csv")
         for n in (t.replace(",", "") for t in _numbers(p.read_text(encoding="utf-8")))
     }
-    for figs in (
-        published.figures(),
-        published.r1_figures(),
-        published.r2_figures(),
-        published.r3_figures(),
-    ):
+    for figs in (r1_seed.figures(), r2_seed.figures(), r3_seed.figures()):
         values.update(float(v) for v in figs.values())
+    values.update(c.published() for c in map(claims.get, claims.ids()) if c.published)
     return values | {v / 1e3 for v in values if v >= 1e3} | {v / 1e6 for v in values if v >= 1e6}
 
 

@@ -4,9 +4,13 @@ import math
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from labkit import published
+from labkit import claims, published
+from labkit.results.r1 import seed as r1_seed
+from labkit.results.r2 import seed as r2_seed
+from labkit.results.r3 import seed as r3_seed
 
 SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds"
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="seed mails not available")
@@ -17,7 +21,7 @@ def seed(name):
 
 
 def test_every_row_has_a_source():
-    df = published.load_all()
+    df = pd.concat([published.load(r) for r in published.RESULTS], ignore_index=True)
     assert {"R1", "R2", "R3"} <= set(published.RESULTS)  # a new result adds its own CSV
     assert set(df["result"]) == set(published.RESULTS)
     for col in published.SOURCE_COLUMNS:
@@ -36,7 +40,7 @@ def test_r1_matches_seed():
         ("after", "head"): int(found[2][1]),
         ("after", "tail"): int(found[3][1]),
     }
-    df = published.load("R1")
+    df = r1_seed.table()
     times = df[df["unit"] == "ns"]
     got = {(r.variant, r.position): r.ns_per_op for r in times.itertuples()}
     assert got == expect
@@ -52,7 +56,7 @@ def test_r2_matches_seed():
     runs = re.findall(r"read-zero (\d)\n_+\nExecuted in\s+([\d.]+) (millis|secs)", text)
     assert len(runs) == 6
     secs = [(int(v), float(t) / (1000 if unit == "millis" else 1)) for v, t, unit in runs]
-    df = published.load("R2")
+    df = r2_seed.table()
     got = [(0 if r.variant == "read" else 1, r.value) for r in df.itertuples()]
     assert [g[0] for g in got] == [s[0] for s in secs]
     assert [g[1] for g in got] == pytest.approx([s[1] for s in secs])
@@ -79,7 +83,7 @@ def test_r3_matches_seed():
     text = seed("2023-io_uring-readv-to-read.txt")
     samples = re.findall(r"IOPS=([\d.]+)M, BW=([\d.]+)GiB/s, IOS/call=(\d+)/(\d+)", text)
     assert len(samples) == 16
-    df = published.load("R3")
+    df = r3_seed.table()
     assert list(df["variant"]) == ["before"] * 8 + ["after"] * 8
     assert df["value"].tolist() == pytest.approx([float(s[0]) * 1e6 for s in samples])
     assert df["bw_gib_s"].tolist() == pytest.approx([float(s[1]) for s in samples])
@@ -98,76 +102,59 @@ def test_unknown_result():
 # ---- tolerance bands -------------------------------------------------------------------
 
 
-def test_bands_parse_and_each_contains_its_published_figure():
+def test_bands_parse_and_each_contains_its_claims_published_figure():
     import csv
-
-    from labkit import published
 
     with open(published.bands_path(), newline="") as f:
         rows = list(csv.DictReader(f))
     assert rows and set(rows[0]) == set(published.BAND_COLUMNS)
-    figs = {**published.figures()}
     for r in rows:
-        if r["figure"] and r["figure"] not in figs:  # a quantity of the result's own CSV
-            figs[r["figure"]] = published.table_figure(r["result"], r["figure"])
         lo, hi = float(r["band_low"]), float(r["band_high"])
-        assert lo < hi, r["quantity"]
-        assert len(r["reason"]) > 40 and r["source"], r["quantity"]
-        if r["figure"]:
-            fig = figs[r["figure"]]
-            assert lo <= fig <= hi, (r["quantity"], lo, fig, hi)
+        assert lo < hi, r["claim"]
+        assert len(r["reason"]) > 40 and r["source"], r["claim"]
+        c = claims.get(r["claim"])
+        assert (c.result, c.unit) == (r["result"], r["unit"])
+        if c.published is not None:
+            fig = c.band().published
+            assert lo <= fig <= hi, (r["claim"], lo, fig, hi)
             assert math.isfinite(lo) and math.isfinite(hi)
         elif math.isfinite(lo) and math.isfinite(hi):  # a claim of no change (tail = head)
-            assert lo <= float(r["null"]) <= hi and "claim" in r["reason"], r["quantity"]
+            assert lo <= float(r["null"]) <= hi and "claim" in r["reason"], r["claim"]
         else:  # no published figure: the band is the claim's direction, one side open
-            assert math.isinf(hi) or "direction" in r["reason"], r["quantity"]
+            assert math.isinf(hi) or "direction" in r["reason"], r["claim"]
             assert "direction of the claim" in r["reason"]
     b = published.bands()
-    assert not b.duplicated(["result", "quantity"]).any()
     assert set(b["result"]) <= set(published.RESULTS)
     assert {"R1", "R2", "R3"} <= set(b["result"])
 
 
-def test_band_figures_recomputed_from_the_raw_tables():
-    from labkit import published
+def test_published_figures_recomputed_from_the_raw_tables():
+    def pub(claim_id):
+        return claims.get(claim_id).band().published
 
-    figs = published.figures()
-    r1 = published.load_raw("R1").set_index(["variant", "position"])["value"]
-    assert figs["tail_speedup"] == pytest.approx(r1["before", "tail"] / r1["after", "tail"])
-    assert figs["ns_per_page"] == pytest.approx(
+    r1 = published.load("R1").set_index(["variant", "position"])["value"]
+    assert pub("R1.tail_speedup") == pytest.approx(r1["before", "tail"] / r1["after", "tail"])
+    assert pub("R1.ns_per_page") == pytest.approx(
         (r1["before", "tail"] - r1["after", "tail"]) / ((1 << 30) // 4096 - 1)
     )
-    r2 = published.load_raw("R2")
+    r2 = published.load("R2")
     before = r2[(r2["variant"] == "readv1") & (r2["kernel"] == "stock")]["value"].mean()
     after = r2[(r2["variant"] == "readv1") & (r2["kernel"] == "patched")]["value"].mean()
-    assert figs["saved_share_pct"] == pytest.approx(100 * (before - after) / before)
-    assert figs["saved_ns"] == pytest.approx((before - after) * 100)  # s over 10M calls -> ns
-    r3 = published.load_raw("R3")
+    assert pub("R2.saved_share") == pytest.approx(100 * (before - after) / before)
+    assert pub("R2.saved_ns") == pytest.approx((before - after) * 100)  # s over 10M calls -> ns
+    r3 = published.load("R3")
     gain = r3[r3.variant == "after"]["value"].mean() / r3[r3.variant == "before"]["value"].mean()
-    assert figs["gain_pct"] == pytest.approx(100 * (gain - 1))
+    assert pub("R3.ubuf_gain") == pytest.approx(100 * (gain - 1))
     # the R3 band is the extremes of any pairing of the published samples
-    b = published.band("R3", "io_uring READV(1) as UBUF: request-rate gain at peak")
+    b = claims.get("R3.ubuf_gain").band()
     lo = r3[r3.variant == "after"]["value"].min() / r3[r3.variant == "before"]["value"].max()
     hi = r3[r3.variant == "after"]["value"].max() / r3[r3.variant == "before"]["value"].min()
     assert (b.low, b.high) == pytest.approx((100 * (lo - 1), 100 * (hi - 1)), abs=1e-3)
 
 
 def test_bands_are_the_same_in_quick_and_full_mode(monkeypatch):
-    from labkit import published
-
     monkeypatch.setenv("LABKIT_QUICK", "1")
     quick = published.bands()
     monkeypatch.setenv("LABKIT_QUICK", "0")
     assert published.bands().equals(quick)
-    assert published.band("R1", "no such quantity") is None
-
-
-def test_a_band_may_name_a_quantity_of_its_results_csv():
-    from labkit import published
-
-    # R2's CSV: every published `elapsed` run (read and readv, stock and patched)
-    raw = published.load_raw("R2")
-    want = raw.loc[raw["quantity"] == "elapsed", "value"].mean()
-    assert published.table_figure("R2", "elapsed") == pytest.approx(want)
-    assert published.table_figure("R2", "no such quantity") is None
-    assert published.table_figure("R99", "elapsed") is None
+    assert published.claim_band("R1.no_such_claim") is None

@@ -2,6 +2,7 @@
 
 from labkit.measure.resampling import Estimate
 from labkit.report import scope
+from labkit.results.r2 import seed as r2_seed
 
 
 class _Band:
@@ -13,7 +14,10 @@ def _e(lo, hi, sessions=1):
 
 
 def test_judge_row_scope_and_original():
-    v, extra = scope.judge_row("R2.saved_share", _e(0.8, 1.9), _Band(), quick=False)
+    original = r2_seed.original("R2.saved_share")
+    v, extra = scope.judge_row(
+        "R2.saved_share", _e(0.8, 1.9), _Band(), quick=False, original=original
+    )
     assert v.verdict == "differs"
     assert extra["scope"].startswith(f"on {scope.fingerprint()}, one session")
     assert extra["original"].startswith("consistent with the original measurement")

@@ -79,9 +79,9 @@ def test_looks_split_the_confidence():
 
 
 def test_band_object_and_bad_arguments():
-    from labkit import published
+    from labkit import claims
 
-    band = published.band("R2", "readv(1) as UBUF: ns saved per call")
+    band = claims.get("R2.saved_ns").band()
     res = sequential.until_decided(Source(5.5), analyse, band, min_runs=2, max_runs=3)
     assert res.verdict.verdict == "reproduced"
     with pytest.raises(ValueError):

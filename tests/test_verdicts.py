@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labkit import published, report
+from labkit import claims, report
 from labkit.measure import stats
 from labkit.report import verdict
 
@@ -94,25 +95,24 @@ def _estimate(mean, sd, n=31, seed=0):
 
 def test_record_decides_with_the_declared_band(tmp_path):
     q = "readv(1) as UBUF: ns saved per call"
-    band = published.band("R2", q)
+    band = claims.get("R2.saved_ns").band()
     assert band is not None and band.contains(band.published)
-    row = report.record(
-        "R2", q, live=5.5, measured=_estimate(5.5, 0.1), reason="synthetic", out=tmp_path
-    )
+    record = functools.partial(report.record, claim="R2.saved_ns", band=band)
+    row = record("R2", q, live=5.5, measured=_estimate(5.5, 0.1), reason="synthetic", out=tmp_path)
     assert row["verdict"] == "reproduced" and row["published"] == pytest.approx(5.5)
     assert (row["band_low"], row["band_high"]) == (band.low, band.high)
     assert row["unit"] == "ns" and row["n_runs"] == 1 and row["method"].startswith("BCa")
     assert row["reason"].endswith("; synthetic") and row["explained"] == ""
-    row = report.record(
+    row = record(
         "R2", q, live=0.0, measured=_estimate(0.0, 0.1), reason="x", explained="y", out=tmp_path
     )
     assert row["verdict"] == "differs" and row["explained"] == "y"
-    row = report.record("R2", q, live=5.5, measured=_estimate(5.5, 10.0), reason="x", out=tmp_path)
+    row = record("R2", q, live=5.5, measured=_estimate(5.5, 10.0), reason="x", out=tmp_path)
     assert row["verdict"] == "inconclusive" and row["noise"] > 0
-    row = report.record("R2", q, measured=None, reason="io_uring unavailable", out=tmp_path)
+    row = record("R2", q, measured=None, reason="io_uring unavailable", out=tmp_path)
     assert row["verdict"] == "not measured"
     with pytest.raises(ValueError, match="declared band"):
-        report.record("R2", q, verdict="reproduced", reason="by hand", out=tmp_path)
+        record("R2", q, verdict="reproduced", reason="by hand", out=tmp_path)
     df = report.summary_table(tmp_path)
     assert list(df.columns) == report.COLUMNS and len(df) == 1
     on_disk = json.loads(next((tmp_path / "summary").glob("*.json")).read_text())
@@ -144,7 +144,7 @@ def _wide_estimate(**kw):
 
 
 def test_judge_says_what_it_would_take():
-    band = published.band("R2", "readv(1) as UBUF: time saved per call")  # [2.5, 3.5] %
+    band = claims.get("R2.saved_share").band()  # [2.5, 3.5] %
     e = _wide_estimate(n_runs=3)
     v = report.judge(e, band)
     assert v.verdict == "inconclusive" and v.shrink == pytest.approx(4.0)
@@ -162,7 +162,7 @@ def test_an_interval_over_sessions_asks_for_sessions_not_runs():
 
     from labkit.measure.verdicts import sessions_to_shrink
 
-    band = published.band("R2", "readv(1) as UBUF: time saved per call")  # [2.5, 3.5] %
+    band = claims.get("R2.saved_share").band()  # [2.5, 3.5] %
     e = _wide_estimate(n_runs=12, n_sessions=3, between_session=0.8)
     v = report.judge(e, band)
     assert v.verdict == "inconclusive" and v.shrink == pytest.approx(4.0)

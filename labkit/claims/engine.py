@@ -32,7 +32,6 @@ from typing import Any
 
 import pandas as pd
 
-from labkit import published
 from labkit.claims import stored
 from labkit.config import quick_mode
 from labkit.experiments.params import Params
@@ -187,7 +186,7 @@ class Session:
             confidence = DEFAULT_CONFIDENCE
         else:
             judge = get(exp.decided_by)
-            band = published.claim_band(judge.id)
+            band = judge.band()
             if band is None:
                 raise ValueError(f"{exp.id}: its deciding claim {judge.id} has no band")
             seq = sequential.until_decided(
@@ -232,6 +231,7 @@ def _record(out: Outcome) -> dict[str, Any]:
             c.result,
             c.label,
             claim=c.id,
+            band=c.band(),
             unit=c.unit,
             measured=None,
             reason=m.why_not,
@@ -244,6 +244,8 @@ def _record(out: Outcome) -> dict[str, Any]:
         c.result,
         c.label,
         claim=c.id,
+        band=c.band(),
+        original=c.original() if c.original is not None else None,
         unit=c.unit,
         quick=out.session.quick,
         measured=est,

@@ -38,7 +38,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from labkit import published
 from labkit.claims import stored
 from labkit.claims.engine import Measured, Session
 from labkit.experiments.params import Params
@@ -180,7 +179,7 @@ def job_of(exp: Experiment, params: Params, quick: bool, *, sessions: int = 1) -
     if exp.decided_by is None or int(sessions) > 1:
         return Job(exp.id, one_run, None, session_runs(budget, sessions))
     judge = get(exp.decided_by)
-    band = published.claim_band(judge.id)
+    band = judge.band()
     if band is None:
         raise ValueError(f"{exp.id}: its deciding claim {judge.id} has no band")
     return Job(exp.id, one_run, Looks(judge.estimate, band, **budget.kwargs()))
@@ -332,7 +331,7 @@ def session_summaries(out: str | Path, quick: bool) -> dict[str, pd.DataFrame]:
         claim = get(cid)
         exp = claim.experiment
         st = stored.load(exp.id, exp.params.for_mode(quick).key(), quick, out=out)
-        band = published.claim_band(cid)
+        band = claim.band()
         if st is None or band is None:
             continue
         m = Measured(exp, exp.params.for_mode(quick), st.data, st.confidence, None)

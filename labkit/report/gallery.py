@@ -29,7 +29,7 @@ import math
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -44,14 +44,6 @@ from labkit.report.bundle import Bundle
 from labkit.report.summary import number as _num
 
 _KEY = ["key"]
-#: Labels of earlier summaries (before claim ids) that today's bands cannot map, measuring
-#: the same thing: label -> claim id.  Renamed since, or a claim with no band.
-#: (R3's old instruction row, READV(IOVEC) against READ, is not R3's rewrite: not mapped.)
-RENAMED = {
-    "after the fix: tail / head": "R1.tail_over_head",
-    "live: READ_FIXED tail / head on today's kernel": "R1.live_tail_over_head",
-    "model: ns saved per request by READV -> READ, no deferral": "R3.model_ns_saved",
-}
 #: Verdicts that decide (a disagreement between two of them is a finding).
 DECIDED = ("reproduced", "differs")
 
@@ -318,19 +310,17 @@ def _estimate(r: Any) -> Any:
 def normalised(summary: pd.DataFrame, bands: pd.DataFrame | None = None) -> pd.DataFrame:
     """A bundle's summary keyed by claim id and judged by today's bands and rule.
 
-    Rows without a ``claim`` (summaries from before claim ids) get one from their label
-    (today's bands, or :data:`RENAMED`); a row with a claim is judged again against
-    today's band of that claim, not comparable where its setup says so
+    A row with a claim is judged again against today's band of that claim around the
+    published figure it recorded, not comparable where its setup says so
     (:func:`labkit.measure.verdicts.judge`), the verdict it was recorded with kept in
     ``recorded_verdict``.  ``key`` is the claim id, else ``"result: quantity"``;
-    ``measures`` is the quantity the row measured, by the label it was recorded
-    with (up to :data:`RENAMED`): rows of one key that measure different quantities
-    are never pooled (nor rows whose summaries name different ``definition`` s).
-    ``bands``: :func:`labkit.published.bands`, read once by a caller with many
-    summaries (None: read here).
+    ``measures`` is the quantity the row measured, by the label it was recorded with:
+    rows of one key that measure different quantities are never pooled (nor rows whose
+    summaries name different ``definition`` s).  ``bands``:
+    :func:`labkit.published.bands`, read once by a caller with many summaries (None: read
+    here).
     """
     bands = published.bands() if bands is None else bands
-    by_label = dict(zip(bands["quantity"], bands["claim"], strict=True))
     out = summary.copy()
     if "claim" not in out.columns:
         out["claim"] = None
@@ -338,23 +328,29 @@ def normalised(summary: pd.DataFrame, bands: pd.DataFrame | None = None) -> pd.D
     for _, r in out.iterrows():
         r = r.copy()
         claim = r.get("claim")
-        if not isinstance(claim, str) or not claim:
-            claim = by_label.get(str(r["quantity"])) or RENAMED.get(str(r["quantity"]))
+        claim = claim if isinstance(claim, str) and claim else None
         r["claim"] = claim
         r["recorded_verdict"] = r.get("verdict")
-        label = str(r["quantity"])
-        r["measures"] = label
+        r["measures"] = str(r["quantity"])
         band = published.claim_band(claim, bands) if claim else None
         if band is not None:
+            band = replace(band, published=_finite_or_none(r.get("published")))
             quick = bool(r.get("quick")) if not pd.isna(r.get("quick", None)) else False
             v = judge(_estimate(r), band, setup=setups.mismatches(claim, quick))
-            r["verdict"], r["quantity"] = v.verdict, band.quantity
+            r["verdict"] = v.verdict
             r["band_low"], r["band_high"] = band.low, band.high
-            if label in RENAMED:  # renamed since, the same quantity
-                r["measures"] = band.quantity
         r["key"] = claim or f"{r['result']}: {r['quantity']}"
         rows.append(r)
     return pd.DataFrame(rows)
+
+
+def _finite_or_none(value: Any) -> float | None:
+    """A recorded figure as a float, None when missing or not a number."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
 
 
 def compare(bundles: Sequence[Bundle]) -> Comparison:

@@ -9,9 +9,9 @@
   (``"on AMD EPYC fam 25 model 1 stepping 1, KVM, ucode 0x1000065, one session
   (the interval covers runs, not sessions)"``);
 * ``original``: whether the figure is consistent with the original
-  measurement's own interval (:mod:`labkit.experiments.original`), beside the
-  verdict against the rounded headline's band ("" where the original data
-  allow no interval).
+  measurement's own interval (``original``, which the claim declares from its
+  result's seed data), beside the verdict against the rounded headline's band
+  ("" where the original data allow no interval).
 """
 
 from __future__ import annotations
@@ -32,11 +32,20 @@ def fingerprint() -> str:
     return host.fingerprint(host.host_record())
 
 
-@cache
-def _originals() -> dict[str, Any]:
-    from labkit.experiments.original import original_estimates
+def consistency(measured: Any, original: Any) -> str:
+    """Whether labkit's interval is consistent with the original measurement's.
 
-    return original_estimates()
+    "consistent with the original measurement" when the two 95% intervals overlap
+    (a lenient test: two intervals can overlap while their difference is
+    significant, never the reverse), "outside the original measurement's
+    interval" when they are disjoint; empty when either is missing.
+    """
+    if measured is None or original is None:
+        return ""
+    o = f"[{original.ci_low:.3g}, {original.ci_high:.3g}]"
+    if measured.ci_high < original.ci_low or measured.ci_low > original.ci_high:
+        return f"outside the original measurement's own 95% interval {o}"
+    return f"consistent with the original measurement's own 95% interval {o}"
 
 
 def judge_row(
@@ -46,6 +55,7 @@ def judge_row(
     *,
     noise: float | None = None,
     quick: bool | None = None,
+    original: Any = None,
 ) -> tuple[Verdict, dict[str, str]]:
     """(the verdict, the ``scope`` and ``original`` columns) of a claim's row.
 
@@ -60,9 +70,7 @@ def judge_row(
     where += " (noise: the SD between sessions)" if n > 1 else ""
     extra = {"scope": where, "original": ""}
     if claim and measured is not None:
-        from labkit.experiments.original import consistency
-
-        extra["original"] = consistency(measured, _originals().get(claim))
+        extra["original"] = consistency(measured, original)
     return v, extra
 
 

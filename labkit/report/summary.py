@@ -53,13 +53,18 @@ import re
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
 from labkit.report.figures import describe
+from labkit.report.scope import judge_row
+
+if TYPE_CHECKING:
+    from labkit.measure.resampling import Estimate
+    from labkit.published import Band
 
 #: Columns of the summary table, in order.
 COLUMNS = [
@@ -146,6 +151,8 @@ def record(
     noise: float | None = None,
     verdict: str | None = None,
     claim: str | None = None,
+    band: Band | None = None,
+    original: Estimate | None = None,
     out: str | os.PathLike[str] | None = None,
     quick: bool | None = None,
 ) -> dict[str, Any]:
@@ -153,8 +160,7 @@ def record(
 
     Args:
         result_id: "R1", "R2", "R3" (or another id, e.g. "tour").
-        quantity: what was measured, in words; with ``result_id`` it names the
-            declared band (:func:`labkit.published.band`).
+        quantity: what was measured, in words (a claim's label).
         published: the published figure (default: the band's).
         model: what labkit's model gives here (None if not measured).
         live: what the running kernel gives here (None if not measured).
@@ -169,10 +175,14 @@ def record(
         noise: the machine's noise for this figure (default: ``measured.noise``).
         verdict: only for quantities without a declared band (a test, the tour);
             a quantity with a band always gets the rule's verdict.
-        claim: the claim's id (:mod:`labkit.claims`, e.g. "R2.saved_share"): its
-            band is looked up by id, and the row is keyed by it.  None: the
-            band of (``result_id``, ``quantity``), whose claim id keys the row
-            if it has one.
+        claim: the claim's id (:mod:`labkit.claims`, e.g. "R2.saved_share"): the row is
+            keyed by it.
+        band: the claim's declared band around its published figure
+            (:meth:`labkit.results.claim.Claim.band`); None: no band, so no verdict by
+            the rule (a row without a claim never has one).
+        original: the original measurement's own interval of the figure, where its
+            data give one: the ``original`` column says whether ``measured`` is
+            consistent with it.
         out: output root (default :func:`out_dir`).
         quick: the mode the figure was measured in (default: the process's,
             :func:`labkit.config.quick_mode`); a claim not comparable in it
@@ -186,18 +196,13 @@ def record(
             given for a quantity that has a band.
         TypeError: for a figure that is not a number, a string or None.
     """
-    from labkit import published as _published  # data/published; imported late (no cycle)
-
     for name, text in (("result_id", result_id), ("quantity", quantity), ("reason", reason)):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"record: {name} must be a non-empty string, got {text!r}")
-    if claim is not None:
-        band = _published.claim_band(claim)
-        if band is not None and band.result != result_id.strip():
-            raise ValueError(f"record: claim {claim!r} is of {band.result}, not {result_id!r}")
-    else:
-        band = _published.band(result_id.strip(), quantity.strip())
-        claim = band.claim if band is not None else ""
+    if claim is None:
+        claim, band = "", None
+    elif band is not None and band.result != result_id.strip():
+        raise ValueError(f"record: claim {claim!r} is of {band.result}, not {result_id!r}")
     if band is not None and verdict is not None:
         raise ValueError(
             f"record: {quantity!r} has a declared band: its verdict comes from the rule"
@@ -212,9 +217,7 @@ def record(
     if m is not None:
         est, lo, hi = m.estimate, m.ci_low, m.ci_high
         noise = m.noise if noise is None else noise
-    from labkit.report.scope import judge_row  # not comparable, scope, original (issue 23)
-
-    v, where = judge_row(claim or None, m, band, noise=noise, quick=quick)
+    v, where = judge_row(claim or None, m, band, noise=noise, quick=quick, original=original)
     if band is not None or v.verdict == "not comparable":
         text = v.verdict
         why = f"not measured: {reason.strip()}" if m is None else f"{v.reason}; {reason.strip()}"

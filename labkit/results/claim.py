@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
+from labkit import published as published_tables
 from labkit.report.summary import format_interval
 
 if TYPE_CHECKING:
@@ -72,7 +73,19 @@ class Claim:
     side: str = "live"  #: the summary column its figure goes to: "live" or "model"
     other: Callable[[Outcome], float | None] | None = None  #: the other column's figure
     explained: Sentence | None = None  #: the measured cause of a difference, if shown
-    figure: Callable[..., Any] | None = None  #: ``figure(session)`` -> a matplotlib Figure
+    #: the published figure its band surrounds, derived from the result's seed data
+    #: (``rN/seed.py``); None for a band that states the claim's direction only
+    published: Callable[[], float] | None = None
+    #: the original measurement's own interval of the figure, where its data give one
+    original: Callable[[], Estimate] | None = None
+
+    def band(self) -> published_tables.Band | None:
+        """Its declared band (``data/published/bands.csv``) around its published figure, or
+        None if it has none."""
+        found = published_tables.claim_band(self.id)
+        if found is None:
+            return None
+        return replace(found, published=None if self.published is None else self.published())
 
     @property
     def result(self) -> str:

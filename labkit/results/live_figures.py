@@ -8,14 +8,16 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from labkit import live, published
+from labkit import live
 from labkit.experiments import live_kernel
 from labkit.measure import stats
 from labkit.measure.resampling import Estimate
 from labkit.report.plots import COLORS, errorbars, ours_vs_published, skipped
 from labkit.results.claim import Drawing, Quoted, drawn
 from labkit.results.r1 import claims as r1_claims
+from labkit.results.r1 import seed as r1_seed
 from labkit.results.r2 import claims as r2_claims
+from labkit.results.r2 import seed as r2_seed
 from labkit.results.r3 import claims as r3_claims
 
 if TYPE_CHECKING:
@@ -77,7 +79,7 @@ def syscall_ratios(s: Session) -> pd.DataFrame:
 def syscall_bars(s: Session) -> Figure:
     """ns per call of each variant, on /dev/zero beside R2's published, and on tmpfs."""
     table = syscalls(s)
-    pub = published.load("R2")
+    pub = r2_seed.table()
     kernel_label = pub["kernel"].map({"stock": "readv -> IOVEC", "patched": "readv -> UBUF"})
     label = pub["variant"].map({"read": "read", "readv1": None}).fillna(kernel_label)
     r2_pub = pd.DataFrame({"label": label, "value": pub["ns_per_call"]})
@@ -153,7 +155,7 @@ def head_tail_points(s: Session) -> Figure:
     """Live READ_FIXED at the head and the tail, beside 2019's before and after the fix."""
     if s.measure(r1_claims.LIVE_FIXED).why_not:
         return skipped(s.measure(r1_claims.LIVE_FIXED).why_not)
-    pub = published.r1_figures()
+    pub = r1_seed.figures()
     live_est = head_tail(s).set_index("variant").loc[["head", "tail"]]
     fig = Figure(figsize=(7.5, 4.2))
     ax = fig.subplots()

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from labkit import published
 from labkit.core.fixed import RegisteredBuffer, register_buffer
 from labkit.core.memory import PAGE_SIZE, UserMemory
 from labkit.experiments import callgrind, live_kernel
@@ -27,7 +26,7 @@ from labkit.measure import calibration, results, stats
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget
 from labkit.results.claim import Claim, EstimateFn, Experiment
-from labkit.results.r1 import experiments
+from labkit.results.r1 import experiments, seed
 from labkit.results.r2.claims import (
     KERNEL_CALLGRIND,
     Callgrind,
@@ -262,7 +261,7 @@ def walk_tail_ns(rows: pd.DataFrame, confidence: float) -> Estimate:
         tail = rows[rows["offset"] == rows["offset"].max()]
         return stats.median(tail, "walk-2019", confidence=confidence)
     est = ns_per_page(rows, confidence)
-    return est.affine(published.GIB_PAGES, quantity="walk-2019 seek at the tail of 1 GiB")
+    return est.affine(seed.GIB_PAGES, quantity="walk-2019 seek at the tail of 1 GiB")
 
 
 def tail_speedup(rows: pd.DataFrame, confidence: float) -> Estimate:
@@ -304,7 +303,7 @@ def _tail_reason(out: Outcome) -> str:
         if p.buffer == GiB
         else f"extrapolated from {p.buffer // MiB} MiB by the fitted slope"
     )
-    after = published.r1_figures()["after_tail_ns"]
+    after = seed.figures()["after_tail_ns"]
     return (
         f"{how}: the model's seek alone against a whole 2019 submission (whose F, "
         f"about {after:,.0f} ns, is under 0.2% of it); the per-page cost of the "
@@ -460,7 +459,7 @@ def kernel_seek_reason(out: Outcome) -> str:
         for opt in p.opts
         if (era, opt) != HEADLINE
     ]
-    model = out.session.measure(_claim("R1.ns_per_page").experiment)
+    model = out.session.measure(claim("R1.ns_per_page").experiment)
     beside = ""
     if not model.why_not:
         beside = (
@@ -483,11 +482,11 @@ def slopes(m: Measured) -> dict[tuple[str, str], Estimate]:
     hold, pooled over sessions as the claim's figure is; {} when it was not measured."""
     if m.why_not or m.data.empty:
         return {}
-    claim = _claim("R1.kernel_ns_per_page")
+    judged = claim("R1.kernel_ns_per_page")
     pairs = m.data[["era", "opt"]].drop_duplicates().itertuples(index=False)
     out = {}
     for era, opt in pairs:
-        est = m.estimate(replace(claim, estimate=partial(kernel_ns_per_page, era, opt)))
+        est = m.estimate(replace(judged, estimate=partial(kernel_ns_per_page, era, opt)))
         if est is not None:
             out[(str(era), str(opt))] = est
     return out
@@ -519,12 +518,12 @@ def comparison(kernel: Measured, model: Measured) -> pd.DataFrame:
     ):
         rows.append((f"real {era}", LEVELS[opt], est, counts.get((era, opt), float("nan"))))
     if not model.why_not:
-        claim = _claim("R1.ns_per_page")
+        judged = claim("R1.ns_per_page")
         for variant, what in (
             ("walk-2019", "model walk-2019"),
             ("walk", "model walk (today's loop)"),
         ):
-            est = model.estimate(replace(claim, estimate=partial(walk_slope, variant)))
+            est = model.estimate(replace(judged, estimate=partial(walk_slope, variant)))
             if est is not None:
                 n = counts.get(("model", variant), float("nan"))
                 rows.append((what, "labkit's C build", est, n))
@@ -549,6 +548,7 @@ CLAIMS: tuple[Claim, ...] = (
         estimate=walk_tail_ns,
         reason=_tail_reason,
         side="model",
+        published=partial(seed.figure, "before_tail_ns"),
     ),
     Claim(
         id="R1.ns_per_page",
@@ -558,6 +558,7 @@ CLAIMS: tuple[Claim, ...] = (
         estimate=ns_per_page,
         reason=_page_reason,
         side="model",
+        published=partial(seed.figure, "ns_per_page"),
     ),
     Claim(
         id="R1.tail_speedup",
@@ -568,6 +569,7 @@ CLAIMS: tuple[Claim, ...] = (
         reason=_speedup_reason,
         explained=_speedup_explained,
         side="model",
+        published=partial(seed.figure, "tail_speedup"),
     ),
     Claim(
         id="R1.tail_over_head",
@@ -596,6 +598,7 @@ CLAIMS: tuple[Claim, ...] = (
         reason=_published_ratio_reason,
         # no 'explained': a cold first submission would explain a 10 us head, but this
         # reproduction does not measure one
+        published=partial(seed.figure, "after_tail_over_head"),
     ),
     Claim(
         id="R1.instr_per_page_walk",
@@ -623,6 +626,7 @@ CLAIMS: tuple[Claim, ...] = (
         estimate=partial(kernel_ns_per_page, "6.12", "O2"),
         reason=kernel_seek_reason,
         side="model",
+        published=partial(seed.figure, "ns_per_page"),
     ),
     Claim(
         id="R1.instr_per_page_shift",
@@ -636,5 +640,6 @@ CLAIMS: tuple[Claim, ...] = (
 )
 
 
-def _claim(claim_id: str) -> Claim:
+def claim(claim_id: str) -> Claim:
+    """The claim ``claim_id`` of this result."""
     return next(c for c in CLAIMS if c.id == claim_id)

@@ -374,13 +374,13 @@ def submission_with_fixed(
     return pd.concat([sub, f], ignore_index=True)
 
 
-#: The head/tail ratios of R1: label -> (numerator, denominator, key of published.r1_figures).
+#: The head/tail ratios of R1: label -> (numerator, denominator, key of seed.figures).
 RATIOS = {
     "before fix: tail / head": ("walk-2019 tail", "walk-2019 head", "before_tail_over_head"),
     "tail: before / after fix (the 755x)": ("walk-2019 tail", "shift tail", "tail_speedup"),
     "after fix: tail / head": ("shift tail", "shift head", "after_tail_over_head"),
 }
-#: The four submissions of R1: label -> (variant, key of published.r1_figures).
+#: The four submissions of R1: label -> (variant, key of seed.figures).
 SUBMISSIONS = {
     "before, head": ("walk-2019 head", "before_head_ns"),
     "before, tail": ("walk-2019 tail", "before_tail_ns"),
@@ -416,9 +416,9 @@ def speedup_explained(ratio: Estimate, f_ns: float, ns_per_page: float, pages: i
     755x scales with this machine's measured F and walk cost, and the pages
     skipped: 755 x (walk / 3.96) x (1,377 / F) x (pages / 262,143).
     """
-    from labkit.published import r1_figures  # on use: the workers import this module
+    from labkit.results.r1 import seed  # on use: the workers import this module
 
-    pub = r1_figures()
+    pub = seed.figures()
     k_walk = ns_per_page / pub["ns_per_page"]
     k_f = pub["after_tail_ns"] / f_ns
     k_pages = pages / pub["pages"]

@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.figure import Figure
 
-from labkit import published
 from labkit.core.fixed import SEEKS
 from labkit.measure import stats
 from labkit.report.plots import COLORS, errorbars, fit_power_law
 from labkit.results.claim import Drawing, drawn
-from labkit.results.r1 import claims, experiments
+from labkit.results.r1 import claims, experiments, seed
 
 if TYPE_CHECKING:
     from labkit.claims.engine import Session
@@ -40,7 +39,7 @@ def seek_table(s: Session) -> object:
 @drawn(FIGURES, "R1-seek-cost-vs-offset")
 def seek_cost(s: Session) -> Figure:
     """The four seeks' cost against the pages skipped, with the published seek."""
-    data, pub = s.measure(claims.SEEK).data, published.r1_figures()
+    data, pub = s.measure(claims.SEEK).data, seed.figures()
     tab = seek_table(s)
     slope = {v: stats.slope(data, variant=v, min_x=16) for v in ("walk-2019", "walk")}
     fig = Figure(figsize=(10.5, 4.5), layout="constrained")
@@ -66,7 +65,7 @@ def seek_cost(s: Session) -> Figure:
     # the published figures are whole submissions; their seek alone is before - after tail
     seek_only = pub["before_tail_ns"] - pub["after_tail_ns"]
     label = "published, seek only: before tail - after tail (1 GiB assumed)"
-    ax.plot([published.GIB_PAGES], [seek_only], "k*", ms=12, label=label)
+    ax.plot([seed.GIB_PAGES], [seek_only], "k*", ms=12, label=label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("pages skipped to reach the offset (offset / 4 KiB; 0 drawn at 0.5)")
@@ -86,7 +85,7 @@ def kernel_seek_table(s: Session) -> object:
 @drawn(FIGURES, "R1-head-vs-tail")
 def head_vs_tail(s: Session) -> Figure:
     """The four submissions, F + seek + copy, beside the published ones."""
-    data, pub = s.measure(claims.SUBMIT).data, published.r1_figures()
+    data, pub = s.measure(claims.SUBMIT).data, seed.figures()
     costs = experiments.submission_costs(data)
     labels = list(costs)
     x = np.arange(len(labels))
@@ -133,7 +132,7 @@ def fixed_cost(s: Session) -> object:
 def head_tail_ratios(s: Session) -> object:
     """The three head/tail ratios of R1, (F + seek + copy) over (F + seek + copy), beside the
     published ones."""
-    pub = published.r1_figures()
+    pub = seed.figures()
     ratios = experiments.head_tail_ratios(s.measure(claims.SUBMIT).data)
     table = stats.to_frame(ratios, key="ratio").set_index("ratio")
     table["published"] = [pub[key] for *_, key in experiments.RATIOS.values()]
@@ -172,7 +171,7 @@ def ratio_vs_size(s: Session) -> Figure:
             capsize=4,
             label=f"{label} (slope {fit.slope:.2f}){shifted}",
         )
-    speedup = published.r1_figures()["tail_speedup"]
+    speedup = seed.figures()["tail_speedup"]
     ax.plot([1024], [speedup], "k*", ms=12, label="published 755x (1 GiB assumed)")
     ax.set_xscale("log")
     ax.set_yscale("log")

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from labkit import published
 from labkit.experiments import callgrind, live_kernel
 from labkit.experiments.params import Params
 from labkit.kernelsrc import counts as kernel_counts
@@ -24,7 +23,7 @@ from labkit.measure import calibration, stats
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget
 from labkit.results.claim import Claim, Experiment
-from labkit.results.r2 import experiments
+from labkit.results.r2 import experiments, seed
 
 if TYPE_CHECKING:
     from labkit.claims.engine import Outcome
@@ -287,7 +286,7 @@ def model_saved_ns(rows: pd.DataFrame, confidence: float) -> Estimate:
 
 def model_saved_share(rows: pd.DataFrame, confidence: float) -> Estimate:
     """The model's ns saved as a share of the published readv(1) call (183.5 ns)."""
-    before = published.r2_figures()["readv_before_ns"]
+    before = seed.figures()["readv_before_ns"]
     est = model_saved_ns(rows, confidence)
     return est.affine(100 / before, quantity=f"model ns saved, % of {before:.1f} ns")
 
@@ -320,7 +319,7 @@ def _model_ns(out: Outcome) -> float:
 
 
 def _share_reason(out: Outcome) -> str:
-    before = published.r2_figures()["readv_before_ns"]
+    before = seed.figures()["readv_before_ns"]
     share = model_saved_share(_model(out), 0.95)
     return (
         f"live: readv(4K+empty) vs readv(1) in {out.estimate.n_runs} runs, "
@@ -375,6 +374,8 @@ CLAIMS: tuple[Claim, ...] = (
         estimate=saved_share,
         reason=_share_reason,
         other=_model_share,
+        published=seed.saved_share_pct,
+        original=partial(seed.original, "R2.saved_share"),
     ),
     Claim(
         id="R2.saved_ns",
@@ -385,6 +386,8 @@ CLAIMS: tuple[Claim, ...] = (
         reason=_ns_reason,
         other=_model_ns,
         # no 'explained': share x call cost restates the figure, it measures no cause
+        published=partial(seed.figure, "saved_ns"),
+        original=partial(seed.original, "R2.saved_ns"),
     ),
     Claim(
         id="R2.live_ratio",
@@ -393,6 +396,8 @@ CLAIMS: tuple[Claim, ...] = (
         experiment=LIVE_AB,
         estimate=live_ratio,
         reason=_ratio_reason,
+        published=seed.before_over_after,
+        original=partial(seed.original, "R2.live_ratio"),
     ),
     Claim(
         id="R2.instr_saved",
@@ -422,3 +427,8 @@ CLAIMS: tuple[Claim, ...] = (
         side="model",
     ),
 )
+
+
+def claim(claim_id: str) -> Claim:
+    """The claim ``claim_id`` of this result."""
+    return next(c for c in CLAIMS if c.id == claim_id)

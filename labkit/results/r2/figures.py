@@ -10,14 +10,14 @@ import pandas as pd
 from matplotlib.figure import Figure
 from scipy import stats as scipy_stats
 
-from labkit import published
 from labkit.experiments import callgrind
 from labkit.measure import results, stats
 from labkit.models import ubuf
 from labkit.report.plots import COLORS, errorbars
 from labkit.results.claim import Drawing, drawn
-from labkit.results.r2 import claims, experiments
+from labkit.results.r2 import claims, experiments, seed
 from labkit.results.r3 import claims as r3_claims
+from labkit.results.r3 import seed as r3_seed
 
 if TYPE_CHECKING:
     from labkit.claims.engine import Session
@@ -41,7 +41,7 @@ def published_runs(s: Session) -> Figure:
     """R2's published time per call and R3's 8 + 8 IOPS samples."""
     fig = Figure(figsize=(12, 4.2))
     ax1, ax2 = fig.subplots(1, 2)
-    el = published.load("R2").query("quantity == 'elapsed'")
+    el = seed.table().query("quantity == 'elapsed'")
     labels = np.where(
         el["variant"] == "read",
         "read()",
@@ -57,7 +57,7 @@ def published_runs(s: Session) -> Figure:
     ax1.set_ylabel("time per call (ns)\n= elapsed s / 10M reads of 4 KiB")
     ax1.set_title("R2: read-zero on one pinned CPU (2023)")
     ax1.legend(loc="upper left")
-    r3_pub = published.load("R3")
+    r3_pub = r3_seed.table()
     for k, side in enumerate(["before", "after"]):
         v = r3_pub.loc[r3_pub["variant"] == side, "value"].to_numpy() / 1e6
         jitter = np.linspace(-0.12, 0.12, v.size)
@@ -90,7 +90,7 @@ def model_savings(s: Session) -> dict[str, object]:
 def model_read_zero(s: Session) -> Figure:
     """The model's read-zero call per variant, and the ns saved beside the published."""
     rz = s.measure(claims.MODEL_READ_ZERO).data
-    saved, band = model_savings(s), published.claim_band("R2.saved_ns")
+    saved, band = model_savings(s), claims.claim("R2.saved_ns").band()
     fig = Figure(figsize=(12, 4.4))
     ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
     order = ["read", "readv 6.3", "readv 6.4", "readv 6.4 (4K+empty)"]
@@ -179,7 +179,8 @@ def live_ab(s: Session) -> Figure:
         len(panels), 1, squeeze=False, gridspec_kw={"height_ratios": [len(n) for _, n in panels]}
     )
     for ax, ((xlabel, claim_id), names) in zip(axes[:, 0], panels, strict=True):
-        band = published.claim_band(claim_id)
+        of_result = claims if claim_id.startswith("R2.") else r3_claims
+        band = of_result.claim(claim_id).band()
         color = COLORS["published"]
         ax.axvspan(
             band.low,
@@ -225,7 +226,7 @@ def by_run(s: Session) -> object:
 @drawn(FIGURES, "R2-live-by-run")
 def live_by_run(s: Session) -> Figure:
     """Each run's saving against the machine's speed in that run, with the band."""
-    runs, band = by_run(s), published.claim_band("R2.saved_share")
+    runs, band = by_run(s), claims.claim("R2.saved_share").band()
     share = s.run("R2.saved_share", record=False).estimate
     raw = runs["gain"].mean()  # the runs' points are raw (no proxy correction); so is this
     fig = Figure(figsize=(8.5, 4.4))
@@ -324,7 +325,7 @@ def instructions_text(s: Session) -> str:
 
 def reconciliation(s: Session) -> pd.DataFrame:
     """Published, model and live side by side, with what explains each difference."""
-    p2, p3 = published.r2_figures(), published.r3_figures()
+    p2, p3 = seed.figures(), r3_seed.figures()
     model = model_savings(s)
     share, ns = s.run("R2.saved_share", record=False), s.run("R2.saved_ns", record=False)
     proxy = model["proxy over readv(1) on 6.3"].brief("{:+.1f}")

@@ -32,6 +32,7 @@ from labkit.results.r2.claims import (
     live_budget,
     model_budget,
 )
+from labkit.results.r3 import seed
 
 if TYPE_CHECKING:
     from labkit.claims.engine import Outcome
@@ -321,6 +322,8 @@ CLAIMS: tuple[Claim, ...] = (
         experiment=PEAK,
         estimate=partial(rate_gain, "readv1", "readv_empty"),
         reason=_ubuf_reason,
+        published=seed.gain_pct,
+        original=partial(seed.original, "R3.ubuf_gain"),
     ),
     Claim(
         id="R3.read_gain",
@@ -329,6 +332,8 @@ CLAIMS: tuple[Claim, ...] = (
         experiment=PEAK,
         estimate=partial(rate_gain, "read", "readv_empty"),
         reason=_read_reason,
+        published=seed.gain_pct,
+        original=partial(seed.original, "R3.read_gain"),
     ),
     Claim(
         id="R3.cpu_ratio",
@@ -337,6 +342,8 @@ CLAIMS: tuple[Claim, ...] = (
         experiment=PEAK_SWEEP,
         estimate=cpu_ratio,
         reason=_cpu_reason,
+        published=seed.after_over_before,
+        original=partial(seed.original, "R3.cpu_ratio"),
     ),
     Claim(
         id="R3.instr_saved",
@@ -358,3 +365,8 @@ CLAIMS: tuple[Claim, ...] = (
         side="model",
     ),
 )
+
+
+def claim(claim_id: str) -> Claim:
+    """The claim ``claim_id`` of this result."""
+    return next(c for c in CLAIMS if c.id == claim_id)
