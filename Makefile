@@ -63,7 +63,7 @@ test-fast: install-test
 clean:
 	rm -rf build labkit/_labkit*.so labkit/_labkit.c *.egg-info $(VENV)/.installed $(VENV)/.installed-test
 
-# the kernel-source oracle (issue 22): the real lib/iov_iter.c of 6.1, 6.1+ubuf and 6.12,
+# the kernel-source oracle: the real lib/iov_iter.c of 6.1, 6.1+ubuf and 6.12,
 # built with each tree's own kbuild and cached (labkit.kernelsrc.INSTALL_HINT says what it needs)
 kernel-oracle: install
 	$(BIN)/labkit kernel build

@@ -1,4 +1,4 @@
-"""Count the real kernel code's instructions per call under callgrind, and save them (issue 22).
+"""Count the real kernel code's instructions per call under callgrind, and save them.
 
 Runs labkit.kernelsrc.counts.measure_counts for every era (6.1, 6.1+ubuf, 6.12)
 and optimisation level (the UML defconfig's -Os, and -O2), prints the table

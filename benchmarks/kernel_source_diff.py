@@ -1,4 +1,4 @@
-"""Differential sequences against the real kernel code, at benchmark size (issue 22).
+"""Differential sequences against the real kernel code, at benchmark size.
 
 Runs labkit.kernelsrc.diff for every era pair (model 6.3 vs real 6.1, model 6.4
 vs 6.1+ubuf and vs 6.12) at both optimisation levels of the real code, 20,000

@@ -232,7 +232,7 @@ def test_no_syscall_argument_overflows(value):
 
 
 def test_segments_spanned_checks_its_range(mem_reg):
-    """Issue 24 item 8: OverflowError, and 4,503,599,627,370,497 segments for a 3-bvec buffer."""
+    """OverflowError, and 4,503,599,627,370,497 segments for a 3-bvec buffer."""
     mem = labkit.UserMemory()
     m = mem.map(4 * labkit.PAGE_SIZE)
     reg = labkit.register_buffer(mem, m.addr + 100, 2 * labkit.PAGE_SIZE)  # 3 bvecs
@@ -249,7 +249,7 @@ def test_segments_spanned_checks_its_range(mem_reg):
 
 @pytest.mark.parametrize("direction", [1.0, 0.0, "1", None, 2, -1])
 def test_direction_is_an_integer_0_or_1(direction):
-    """Issue 24 item 8: direction=1.0 was accepted."""
+    """Direction=1.0 was accepted."""
     from labkit.core.iter_args import direction_arg
 
     with pytest.raises((TypeError, ValueError)):
@@ -268,7 +268,7 @@ def test_direction_takes_the_enum_and_integers():
 
 
 def test_a_folio_sits_at_one_index_of_a_page_cache():
-    """Issue 24 item 8: the same Folio could be added at two indices."""
+    """The same Folio could be added at two indices."""
     from labkit.core.folio import Folio
     from labkit.core.pagecache import PageCache
 
@@ -281,7 +281,7 @@ def test_a_folio_sits_at_one_index_of_a_page_cache():
 
 
 def test_folio_queue_capacity_takes_integer_slots():
-    """Issue 24 item 8: FolioQueue.capacity accepted a float slot (31.0)."""
+    """FolioQueue.capacity accepted a float slot (31.0)."""
     from labkit.core.folioq import NR_SLOTS, FolioQueue
 
     fq = FolioQueue()

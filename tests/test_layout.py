@@ -48,7 +48,7 @@ LAYERS: dict[str, int] = {
     # 4: the experiments results share; the published figures
     "experiments": 4,
     "published": 4,
-    # the real kernel code as a second oracle (issue 22): builds, drives and compares with
+    # the real kernel code as a second oracle: builds, drives and compares with
     # the model, the measurements' records (measure) and the model's counts (models)
     "kernelsrc": 4,
     # 5: what readers see: summary rows and verdicts, saved figures, bundles, the gallery
@@ -83,8 +83,7 @@ PUBLIC_SURFACE = ROOT / "tests" / "public_surface.txt"
 
 #: Imports inside functions with no comment saying why (a cycle, an optional extra, the
 #: cost of loading pandas, matplotlib or the C core where it is not needed), per file.
-#: These files belonged to other work in progress when the rule came (issue 21); each
-#: count must be exact, so the list shrinks as they are fixed and cannot go stale.
+#: Each count must be exact, so the list shrinks as they are fixed and cannot go stale.
 UNEXPLAINED_IMPORTS: dict[str, int] = {
     "labkit/kernelsrc/boot.py": 4,
     "labkit/kernelsrc/build.py": 1,

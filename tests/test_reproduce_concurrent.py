@@ -1,4 +1,4 @@
-"""`labkit reproduce` running notebooks side by side (issue 23: quick mode under a minute).
+"""`labkit reproduce` running notebooks side by side (quick mode under a minute).
 
 Clock-free: two notebooks prove they ran at once by waiting for a file the other writes
 (the wait's limit only bounds a failure), and one after another by finding the state the

@@ -90,7 +90,7 @@ def statuses(rep: reproduce.Reproduction) -> list[str]:
 
 
 def test_killed_run_leaves_a_state_that_a_rerun_does_not_trust(tmp_path):
-    """Issue 13 item 5: a --force run killed inside notebook 02 must not leave 02 'ran'."""
+    """A --force run killed inside notebook 02 must not leave 02 'ran'."""
     nbs, out = two_notebooks(tmp_path / "nbs"), tmp_path / "out"
     first = reproduce.run(quick=True, out=out, notebooks=nbs, progress=False)
     assert statuses(first) == ["ran", "ran"]
@@ -146,7 +146,7 @@ def test_sigint_ends_with_one_line_and_a_resumable_state(tmp_path):
 
 
 def test_dead_kernel_names_the_last_cell_that_started(tmp_path, capsys):
-    """Issue 13 item 7: not 'before any cell ran' when cells had run."""
+    """Not 'before any cell ran' when cells had run."""
     nbs = tmp_path / "nbs"
     nbs.mkdir()
     make_notebook(
@@ -267,7 +267,7 @@ def test_out_without_free_space_is_refused_first(one_notebook, tmp_path, capsys,
 def test_disk_full_during_a_notebook_names_the_path_and_the_others_run(
     tmp_path, capsys, monkeypatch
 ):
-    """Issue 13 item 6: ENOSPC while writing one notebook's outputs."""
+    """ENOSPC while writing one notebook's outputs."""
     nbs, out = two_notebooks(tmp_path / "nbs", ("y = 2",)), tmp_path / "out"
     real = reproduce._html
 

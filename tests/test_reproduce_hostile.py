@@ -1,4 +1,4 @@
-"""`labkit reproduce` against a hostile or confused user (issue 24, items 1 to 4 and 6).
+"""`labkit reproduce` against a hostile or confused user .
 
 Planted links in the output folder, the source folder as the output, a second run
 into the same folder, a cell timeout, and a summary that must list exactly the rows

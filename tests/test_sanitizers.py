@@ -64,7 +64,7 @@ print("drawn")
     reason="gcc or its libasan.so is missing: no sanitizer recipe to check",
 )
 def test_the_recipe_runs_a_script_that_imports_matplotlib():
-    """Issue 24 item 9: with libasan alone preloaded, ft2font's first C++ exception aborted
+    """With libasan alone preloaded, ft2font's first C++ exception aborted
     the process (CHECK failed: asan_interceptors.cpp:320 real___cxa_throw)."""
     env = dict(os.environ, **preload_env(find_libasan()), MPLBACKEND="Agg")
     proc = subprocess.run(

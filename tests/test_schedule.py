@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from labkit.claims import engine, schedule, stored
+from labkit.measure import sequential
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import Looks
 from labkit.results.r1 import claims as r1_claims
@@ -146,7 +147,7 @@ def test_rows_of_several_sessions_give_a_pooled_estimate():
         return Estimate("x", x, x - 0.1, x + 0.1, confidence, "t", rows["run"].nunique(), 3, 0, 0)
 
     exp = Experiment(
-        "R9.fake", type(r1_claims.SEEK.params.quick()), lambda p, k: None, r1_claims.once
+        "R9.fake", type(r1_claims.SEEK.params.quick()), lambda p, k: None, sequential.one_run
     )
     claim = Claim("R9.fake_claim", "fake", "ns", exp, estimate, lambda o: "")
     p = r1_claims.SEEK.params.quick()

@@ -203,7 +203,7 @@ def test_the_environment_record_states_the_measuring_threads():
     assert rec["this_process"] >= 1 and "worker" in rec["how"]
 
 
-# ---- issue 24 item 5: nothing measured is lost; nothing is left behind -----------------
+# ---- nothing measured is lost; nothing is left behind -----------------
 
 
 @pytest.mark.parametrize("how", ["kill", "exit0", "raise", "hang"])

@@ -27,18 +27,8 @@ Each step's count is also split into three classes of instruction
 inlined from the ``uaccess.h`` headers, or labkit's ``usermem.h``) and the
 rest, the step's work.
 
-History: on 2026-12-03 the model said the change saves 92, then 60
-instructions (main's C core changes of that day), against 30 (``-Os``) and 7
-(``-O2``) in the real code; the model's 6.4 import then read the user's
-iovec in place where the kernel's copies it first (``__import_iovec_ubuf()``
-calls ``copy_iovec_from_user()``), its fault lookup was partly inlined into
-the iteration, and its timed loop computed a segment index only the work
-counters need.  Fixed, the model said 36 (import 8, iteration 28).  Then its
-array copy, inlined, was specialised by the compiler for one segment in the
-6.4 import only, where the kernel's 6.4 import calls the same out-of-line
-array copy with ``nr_segs = 1``: that dropped loop was 6 of the import's
-saving.  With the copy out of line the model says 30 (import 2, iteration
-28); :func:`summary_text` says what remains, class by class.
+:func:`summary_text` says what remains, class by class; how the model came to agree
+with the real code is in ``docs/history.md``.
 """
 
 from __future__ import annotations

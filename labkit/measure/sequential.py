@@ -97,6 +97,12 @@ class Sequential:
     history: list[dict[str, Any]] = field(default_factory=list)  #: one entry per look
 
 
+def one_run(quick: bool) -> Budget:
+    """The budget of an experiment measured once in either mode (a sweep shown as a figure,
+    judged by no claim, or a count of instructions, which has no spread to look at)."""
+    return Budget(min_runs=1, max_runs=1, budget_s=600.0)
+
+
 def _relabel(df: pd.DataFrame, first: int, run_col: str) -> tuple[pd.DataFrame, int]:
     """``df`` with its runs renumbered from ``first``; (rows, number of runs)."""
     df = df.copy()
@@ -318,5 +324,6 @@ __all__ = [
     "Budget",
     "Looks",
     "Sequential",
+    "one_run",
     "until_decided",
 ]

@@ -1,10 +1,9 @@
 """The session as the unit of replication: one interval over sessions, runs within them.
 
-Runs of one reproduction share the host's speed state.  On the AMD EPYC guest
-two reproductions 30 minutes apart gave R2's ns saved 3.52 [3.11, 4.23] and
-5.42 [5.09, 5.63]: each interval covered its own session and missed the other.
-With a persistent per-session offset an interval over the runs of one session
-cannot cover the long-run mean however many runs it has (simulated with
+Runs of one reproduction share the host's speed state (two reproductions of R2's
+ns saved 30 minutes apart, each interval covering its own session and missing the
+other: ``docs/history.md``).  With a persistent per-session offset an interval over
+the runs of one session cannot cover the long-run mean however many runs it has (simulated with
 :func:`labkit.measure.resampling.bootstrap`: 19% of the time at 3 runs, 0% at
 6 or more; ``tests/test_sessions.py``).
 
@@ -143,12 +142,9 @@ def cluster(
 
     This is the interval :func:`pool` gives sessions: a session's interval rests on a
     few runs (4 in a full reproduction of 3 sessions), too few for its width to be a
-    trustworthy weight.  Under inverse-variance weights one session whose few runs
-    happened to agree outweighs the others: on the AMD EPYC family 25 guest
-    (2026-12-03) the walk-2019 tail seek measured 735,202 [725,019, 754,199] ns,
-    870,870 [627,174, 1,421,616] and 1,010,305 [590,151, 1,533,537] in three
-    sessions, and the random-effects interval was [703,655, 767,640], narrower than
-    the spread of the sessions' figures (SD 137,556 ns).
+    trustworthy weight: under inverse-variance weights one session whose few runs
+    happened to agree outweighs the others (``docs/history.md`` has the case that
+    showed it).
 
     Raises:
         ValueError: for fewer than two groups, a non-finite figure, or a confidence

@@ -464,7 +464,7 @@ def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
         notes = [("reason", row["reason"])]
         if row["explained"]:
             notes.append(("explained", row["explained"]))
-        if row.get("original"):  # the original measurement's own interval (issue 23)
+        if row.get("original"):  # the original measurement's own interval
             notes.append(("original", row["original"]))
         for label, text in notes:
             lines = textwrap.wrap(text, width=width) or [""]

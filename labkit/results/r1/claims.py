@@ -24,7 +24,7 @@ from labkit.kernelsrc import seek
 from labkit.kernelsrc.counts import kernel_counts
 from labkit.measure import calibration, results, stats
 from labkit.measure.resampling import Estimate
-from labkit.measure.sequential import FULL_MIN_RUNS, Budget
+from labkit.measure.sequential import FULL_MIN_RUNS, Budget, one_run
 from labkit.results.claim import Claim, EstimateFn, Experiment
 from labkit.results.r1 import experiments, seed
 from labkit.results.r2.claims import (
@@ -154,23 +154,18 @@ def _split_f(data: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"fixed-submit": data[~f], "fixed-F": data[f]}
 
 
-def once(quick: bool) -> Budget:
-    """One run (a sweep shown as a figure, judged by no claim)."""
-    return Budget(min_runs=1, max_runs=1, budget_s=600.0)
-
-
 SIZES = Experiment(
     id="R1.model_sizes",
     params=Model,
     measure=measure_sizes,
-    budget=once,
+    budget=one_run,
     results="fixed-submit-sizes",
 )
 FOLIO = Experiment(
     id="R1.model_folio",
     params=Model,
     measure=measure_folio,
-    budget=once,
+    budget=one_run,
     results="fixed-seek-folio",
 )
 SEEK = Experiment(
@@ -242,7 +237,7 @@ CALLGRIND_SEEKS = Experiment(
     id="R1.callgrind",
     params=Callgrind,
     measure=measure_callgrind_seeks,
-    budget=once,
+    budget=one_run,
     unavailable=callgrind_unavailable,
 )
 

@@ -21,7 +21,7 @@ from labkit.kernelsrc import counts as kernel_counts
 from labkit.live.variants import aa_twin
 from labkit.measure import calibration, stats
 from labkit.measure.resampling import Estimate
-from labkit.measure.sequential import FULL_MIN_RUNS, Budget
+from labkit.measure.sequential import FULL_MIN_RUNS, Budget, one_run
 from labkit.results.claim import Claim, Experiment
 from labkit.results.r2 import experiments, seed
 
@@ -37,9 +37,8 @@ class LiveAB(Params):
     """R2's live A/B: read, readv(1) and readv(4K + empty) of /dev/zero, interleaved.
 
     Batches of 1,000 calls (about 0.3 ms): on a shared VM the machine's speed
-    drifts within seconds, and with the same calls per run the spread between
-    runs of the time saved was 0.64 points with batches of 25,000 calls and
-    0.26-0.38 with 1,000 (16 interleaved runs each).  ``rounds`` in all, shared
+    drifts within seconds, and shorter batches spread the time saved less between
+    runs (``docs/history.md``).  ``rounds`` in all, shared
     out over the budget's first runs (:meth:`Budget.share`), each run with its own
     warm-up round.
     """
@@ -184,11 +183,6 @@ def callgrind_unavailable(p: Callgrind) -> str:
     return "" if ok else why
 
 
-def once(quick: bool) -> Budget:
-    """One run: a count of instructions has no spread to look at."""
-    return Budget(min_runs=1, max_runs=1, budget_s=600.0)
-
-
 def measure_callgrind_ubuf(p: Callgrind, runs: int) -> pd.DataFrame:
     """The instructions per modelled call of notebook 03's variants (one valgrind run)."""
     return callgrind.measure(callgrind.UBUF_VARIANTS, seeks=()).assign(run=0)
@@ -198,7 +192,7 @@ CALLGRIND_UBUF = Experiment(
     id="R2.callgrind",
     params=Callgrind,
     measure=measure_callgrind_ubuf,
-    budget=once,
+    budget=one_run,
     unavailable=callgrind_unavailable,
     results="ubuf-callgrind",
 )
@@ -218,7 +212,7 @@ KERNEL_CALLGRIND = Experiment(
     id="R2.kernel_callgrind",
     params=Callgrind,
     measure=measure_kernel_counts,
-    budget=once,
+    budget=one_run,
     unavailable=kernel_unavailable,
     results="kernel-callgrind",
 )

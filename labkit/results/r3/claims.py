@@ -21,7 +21,7 @@ from labkit.experiments.params import Params
 from labkit.live.variants import aa_twin
 from labkit.measure import calibration, stats
 from labkit.measure.resampling import Estimate
-from labkit.measure.sequential import Budget
+from labkit.measure.sequential import Budget, one_run
 from labkit.results.claim import Claim, Experiment
 from labkit.results.r2 import experiments as r2_experiments
 from labkit.results.r2.claims import (
@@ -192,11 +192,6 @@ def measure_qd1(p: QD1, runs: int) -> pd.DataFrame:
         clock_name=p.clock,
         runs=runs,
     )
-
-
-def one_run(quick: bool) -> Budget:
-    """One run: a detour shown, judged by no claim."""
-    return Budget(min_runs=1, max_runs=1, budget_s=600.0)
 
 
 QD1_AB = Experiment(
