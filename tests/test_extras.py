@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from labkit import _extras, cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,9 +81,3 @@ def test_reproduce_without_the_lab_extra_says_how_to_install_it(monkeypatch, cap
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "missing: papermill" in err and "pip install 'labkit[lab]'" in err
-
-
-def test_with_the_lab_extra_nothing_is_missing():
-    if _extras.missing_lab_modules():
-        pytest.skip(f"the lab extra is not installed here: {_extras.INSTALL_LAB}")
-    _extras.require_lab("labkit reproduce")  # does not raise

@@ -391,6 +391,13 @@ def test_ruff_format_and_check():
     assert lint.returncode == 0, lint.stdout.decode() + lint.stderr.decode()
 
 
+def test_every_package_is_in_the_readme_layout_table():
+    readme = (ROOT / "README.md").read_text()
+    packages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+    missing = [p for p in packages if f"`labkit/{p}/`" not in readme]
+    assert not missing, f"README.md's layout table does not name labkit/{missing}/"
+
+
 def test_every_group_is_in_the_architecture_doc():
     doc = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
     for group in LAYERS:

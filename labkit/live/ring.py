@@ -362,14 +362,3 @@ class Ring(Closeable):
 
         run.__name__ = f"uring_{op}"
         return run
-
-    def peak_variant(
-        self, op: str, fd: int, length: int = DEFAULT_LENGTH, **kwargs: Any
-    ) -> Callable[[], float]:
-        """A zero-argument callable running one peak batch, returning ns per IO (wall)."""
-
-        def run() -> float:
-            return self.peak(op, fd, length, **kwargs).ns_per_io
-
-        run.__name__ = f"uring_peak_{op}"
-        return run

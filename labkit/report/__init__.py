@@ -1,9 +1,8 @@
-"""Reporting: headline figures and their verdicts, plots, saved figures, ``labkit reproduce``.
+"""What a reader sees: summary rows and their verdicts, saved figures, bundles, the gallery.
 
-The summary API (:mod:`labkit.report.summary` and its formatting,
-:mod:`labkit.report.summary`, with the verdict rule of
-:mod:`labkit.measure.verdicts`) is re-exported here, so a notebook writes
-``from labkit import report; report.record(...)``.
+The summary API (:mod:`labkit.report.summary`, with the verdict rule of
+:mod:`labkit.measure.verdicts`) is re-exported here; the engine (:mod:`labkit.claims`)
+records every claim's row through :func:`record`, and notebook 00 reads them back.
 """
 
 from labkit.measure.verdicts import TOO_NOISY, judge, verdict

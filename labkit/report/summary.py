@@ -1,33 +1,21 @@
-"""What notebooks call to record their headline results, and the rule that gives verdicts.
+"""The summary: one row per claim, recorded with its verdict, read back and rendered.
 
-A notebook ends each result with one call per headline quantity::
+The engine (:mod:`labkit.claims`) records each claim's row; a direct call looks like::
 
     from labkit import report
     from labkit.measure import stats
     gain = stats.gain(df, "readv_empty", "readv1", kind="time").affine(100)  # percent
     report.record("R2", "readv(1) as UBUF: time saved per call", live=gain.estimate,
-                  measured=gain, reason="live A/B: readv(4K+empty) vs readv(1)")
+                  measured=gain, reason="live A/B: readv(4K+empty) vs readv(1)",
+                  claim="R2.saved_share", band=claims.get("R2.saved_share").band())
     report.savefig(fig, "R2-live-ab")
 
-The verdict is not written by the notebook: :func:`record` looks up the
-quantity's declared tolerance band (``data/published/bands.csv``, see
-:func:`labkit.published.band`) and applies :func:`verdict`, an equivalence
-rule with three outcomes:
-
-* **reproduced**: the whole 95% interval lies inside the band;
-* **differs**: the whole interval lies outside the band;
-* **inconclusive**: anything else; the reason says which edge is crossed and by
-  how much the interval must shrink, or that it is wider than the band.  A
-  wider (noisier) interval can therefore never give *reproduced*.
-
-Before that, a **noise guard**: when the machine's noise measured in the same
-run (the between-run spread of the figure, see
-:attr:`labkit.measure.stats.Estimate.noise`) is larger than the effect being
-tested (the published figure's distance from "no effect"), the verdict is
-*inconclusive* and the reason starts with "machine too noisy".  A quantity
-with no band or no measurement is *not measured*.  Whether a difference is
-*explained* is a separate column, filled only where the notebook passes the
-measured cause (``explained=``).
+The verdict is not written by the caller: :func:`record` applies the rule of
+:mod:`labkit.measure.verdicts` (not comparable, the noise guard, then reproduced,
+differs or inconclusive) to the measured interval and the claim's declared band; a
+quantity with no band or no measurement is *not measured*.  Whether a difference is
+*explained* is a separate column, filled only where the caller passes the measured
+cause (``explained=``).
 
 Rows are JSON files, one per (result, quantity), under ``<out>/summary/``
 where ``<out>`` is ``$LABKIT_OUT`` (set by ``labkit reproduce`` to its output
