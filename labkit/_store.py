@@ -24,12 +24,13 @@ Usage::
 
     store = Store(cache / "builds" / "6.1-abcd", rebuild="labkit kernel build --era 6.1",
                   root=cache)
-    record = store.read()            # None if never built; StoreDamaged if damaged
-    if record is None:
-        with store.building() as stage:   # exclusive; waits for another builder
-            if (record := store.read()) is None:   # built while we waited?
-                make_things(stage.path)
-                stage.record = {"what": "it is"}
+    record = store.read()      # readers: None if never built; StoreDamaged if damaged
+
+    def make(stage):           # builders: fill stage.path, say what was built
+        (stage.path / "thing.so").write_bytes(...)
+        stage.record = {"what": "it is"}
+
+    record = store.build(make, force=False)   # kept if it verifies, else (re)built
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,11 @@ class Stage:
 
     path: Path
     record: dict[str, Any] = field(default_factory=dict)
+    abandoned: bool = False
+
+    def abandon(self) -> None:
+        """Throw the stage away on exit; the store is left as it is."""
+        self.abandoned = True
 
 
 @contextlib.contextmanager
@@ -311,6 +317,29 @@ class Store:
 
     # ---- building --------------------------------------------------------------------
 
+    def build(self, make: Callable[[Stage], None], *, force: bool = False) -> dict[str, Any]:
+        """Build the store with ``make(stage)`` unless a good one exists; return its record.
+
+        Without ``force``, a store that verifies (also one another process built while
+        this one waited for the build lock) is kept; a damaged one is rebuilt. With
+        ``force`` a new one is always built and swapped in. The record returned is the
+        verified one.
+        """
+        if not force:
+            with contextlib.suppress(FileNotFoundError, StoreDamaged):
+                return self.verify()
+        with self.building() as stage:
+            if not force:
+                try:
+                    record = self.verify()
+                except (FileNotFoundError, StoreDamaged):
+                    pass
+                else:
+                    stage.abandon()
+                    return record
+            make(stage)
+        return self.verify()
+
     @contextlib.contextmanager
     def building(self) -> Iterator[Stage]:
         """Build the store: hold its build lock, yield a fresh temporary folder to fill.
@@ -335,7 +364,10 @@ class Store:
                 stage = Stage(parent / tmp)
                 try:
                     yield stage
-                    self._commit(pfd, tmp, stage)
+                    if stage.abandoned:
+                        shutil.rmtree(tmp, dir_fd=pfd)
+                    else:
+                        self._commit(pfd, tmp, stage)
                 except BaseException:
                     with contextlib.suppress(OSError):
                         shutil.rmtree(tmp, dir_fd=pfd)

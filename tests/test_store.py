@@ -194,3 +194,19 @@ def test_a_read_only_store_is_read_without_its_lock(tmp_path):
         assert store.read() == {"n": 1}
     finally:
         os.chmod(store.folder.parent, 0o755)
+
+
+def test_build_keeps_a_good_store_rebuilds_a_damaged_one_and_force_always(tmp_path):
+    store = _store(tmp_path)
+    calls = []
+
+    def make(stage):
+        calls.append(1)
+        (stage.path / "a").write_bytes(b"x" * len(calls))
+        stage.record = {"built": len(calls)}
+
+    assert store.build(make) == {"built": 1}
+    assert store.build(make) == {"built": 1} and len(calls) == 1
+    os.truncate(store.folder / "a", 0)
+    assert store.build(make) == {"built": 2}
+    assert store.build(make, force=True) == {"built": 3}
