@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "_args": 0,
     "_files": 0,
     "_store": 0,
+    "_tools": 0,
     "_build": 0,
     "_extras": 0,
     "budget": 0,
