@@ -129,7 +129,7 @@ _KILLER = textwrap.dedent(
     def die():
         os.killpg(0, signal.SIGKILL)
 
-    run = kb._run
+    run = kb.run_step
     def _run(cmd, cwd=None, what="", env=None):
         joined = " ".join(cmd)
         if stage == "compile" and what.startswith("make ARCH=um lib/iov_iter.o"):
@@ -142,7 +142,7 @@ _KILLER = textwrap.dedent(
         if stage == "link" and what == "linking the oracle library":
             die()
         return out
-    kb._run = _run
+    kb.run_step = _run
 
     renames = []
     rename = os.rename
