@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit._files import LinkRefused, open_dir
+from labkit._untrusted import UntrustedFileError, parse_json
 
 #: The manifest's name inside a store, and its format number.
 MANIFEST = "manifest.json"
@@ -304,8 +305,8 @@ class Store:
         finally:
             os.close(fd)
         try:
-            m = json.loads(data)
-        except (ValueError, RecursionError):
+            m = parse_json(data, self.folder / MANIFEST, "manifest", expect=None)  # bounded depth
+        except UntrustedFileError:
             raise self._damaged(MANIFEST, "not a readable manifest (not JSON)") from None
         ok = (
             isinstance(m, dict)
