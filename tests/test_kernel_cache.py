@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from labkit._tools import ToolFailed, positive_count
 from labkit.kernelsrc import build as kb
 from labkit.kernelsrc.build import KernelSourceError, build, cached, is_available
 
@@ -100,6 +99,7 @@ def test_kernel_build_rebuilds_a_damaged_cache_and_readers_never_load_it(cache, 
 
 
 def test_tools_that_read_nothing_are_errors_never_a_zero(tmp_path):
+    from labkit._tools import ToolFailed, positive_count
     from labkit.kernelsrc.counts import _callgrind, _kernel_functions
 
     empty, garbage = tmp_path / "empty.o", tmp_path / "garbage.o"

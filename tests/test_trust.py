@@ -18,7 +18,6 @@ import worker_targets  # noqa: F401 - registers the test.* worker targets
 from test_gallery import _env, _summary, _two
 from test_reproduce import make_notebook
 
-from labkit import _untrusted
 from labkit.claims import schedule, stored
 from labkit.cli import main
 from labkit.measure import results, workers
@@ -260,6 +259,8 @@ def test_a_csv_with_more_fields_than_its_header_is_refused(tmp_path):
 
 
 def test_the_untrusted_reader_refuses_what_results_load_refuses(tmp_path):
+    from labkit import _untrusted
+
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
     deep = tmp_path / "deep.json"
