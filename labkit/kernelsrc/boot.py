@@ -45,6 +45,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from labkit._store import Stage, Store, StoreDamaged
 from labkit.kernelsrc.build import cache_dir
 from labkit.kernelsrc.fingerprint import (
     COLUMNS,
@@ -190,23 +191,28 @@ def _compile(source: Path, name: str, flags: list[str]) -> Path:
     key = hashlib.sha256(
         source.read_bytes() + " ".join(flags).encode() + version.encode()
     ).hexdigest()[:16]
-    out_dir = cache_dir() / "uml" / key
-    out = out_dir / name
-    if out.is_file():
-        return out
-    out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f".{name}.{os.getpid()}"
-    proc = subprocess.run(
-        [gcc, "-o", str(tmp), str(source), *flags], capture_output=True, text=True
+    store = Store(
+        cache_dir() / "uml" / f"{name}-{key}",
+        rebuild="labkit kernel boot (it recompiles the program)",
+        root=cache_dir(),
     )
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        hint = ""
-        if "-static" in flags and re.search(r"cannot find -lc|crt1\.o|stdio\.h", proc.stderr):
-            hint = f" (a static C library is needed; Debian/Ubuntu: {STATIC_INSTALL_HINT})"
-        raise BootError(f"compiling {source.name} failed{hint}:\n{proc.stderr.strip()[-2000:]}")
-    os.replace(tmp, out)
-    return out
+
+    def make(stage: Stage) -> None:
+        proc = subprocess.run(
+            [gcc, "-o", str(stage.path / name), str(source), *flags], capture_output=True, text=True
+        )
+        if proc.returncode != 0:
+            hint = ""
+            if "-static" in flags and re.search(r"cannot find -lc|crt1\.o|stdio\.h", proc.stderr):
+                hint = f" (a static C library is needed; Debian/Ubuntu: {STATIC_INSTALL_HINT})"
+            raise BootError(f"compiling {source.name} failed{hint}:\n{proc.stderr.strip()[-2000:]}")
+        stage.record = {"source": source.name, "flags": list(flags), "gcc": version.strip()}
+
+    try:
+        store.build(make)  # a damaged program is compiled again: it is cheap
+    except (OSError, StoreDamaged) as exc:
+        raise BootError(f"the compiled programs' cache: {exc}") from None
+    return store.folder / name
 
 
 def program() -> Path:

@@ -20,28 +20,40 @@ and the merged form's check of its return value).
 
 Everything built is cached in the user's cache directory (platformdirs), keyed
 by the tree, the patches, the glue and the compiler: a second build is a
-cache hit.
+cache hit. Each build is a checked store (:mod:`labkit._store`): built aside
+under its lock, its files recorded (size, sha256) in a manifest and swapped in
+whole; every reader verifies it first, and a damaged build is one error naming
+the file and the command that rebuilds it (``labkit kernel build`` rebuilds it
+at once). No link inside the cache is followed, and a tree the user names is
+never written: the build works in a copy of it.
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
-import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
 
-from labkit import config
+from labkit import _files, config
+from labkit._store import Stage, Store, StoreDamaged
+from labkit._tools import run_tool
+from labkit.kernelsrc.tree import (
+    KernelSourceError,
+    copy_parts,
+    extract_tree,
+    no_links,
+    remove_path,
+    run_step,
+)
 
 GLUE = Path(__file__).resolve().parent / "glue"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -58,25 +70,6 @@ INSTALL_HINT = (
 #: a distribution kernel's (CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE: -O2, given as KCFLAGS,
 #: which kbuild appends after the config's -Os, so the last -O wins).
 OPT_LEVELS: dict[str, str] = {"defconfig": "", "O2": "-O2"}
-
-#: Directories and files of a tree the build reads (the rest is not extracted).
-_EXTRACT = (
-    "Makefile",
-    "Kbuild",
-    "Kconfig",
-    "scripts",
-    "include",
-    "arch/um",
-    "arch/x86",
-    "lib",
-    "kernel",
-    "init",
-    "tools/include",
-)
-
-
-class KernelSourceError(RuntimeError):
-    """A kernel tree, a tool or a build step is missing or failed; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -130,9 +123,31 @@ class Built:
 
 
 def cache_dir() -> Path:
-    """The oracle's cache: ``$LABKIT_KERNEL_CACHE`` or the user cache dir's ``kernel/``."""
+    """The oracle's cache: ``$LABKIT_KERNEL_CACHE`` or the user cache dir's ``kernel/``.
+
+    Raises:
+        KernelSourceError: the setting names something that is not a folder labkit can
+            make or use (a file, a folder under ``/proc``, ``/sys`` or ``/dev``).
+    """
     env = config.kernel_cache_setting()
-    return env if env else Path(platformdirs.user_cache_dir("labkit")) / "kernel"
+    path = env if env else Path(platformdirs.user_cache_dir("labkit")) / "kernel"
+    where = f"LABKIT_KERNEL_CACHE={env}" if env else f"the kernel cache {path}"
+    real = Path(os.path.realpath(path))
+    if any(real == Path(p) or Path(p) in real.parents for p in ("/proc", "/sys", "/dev")):
+        raise KernelSourceError(f"{where}: not a folder for a cache (under {real.parts[1]}/)")
+    if path.exists() and not path.is_dir():
+        raise KernelSourceError(f"{where}: exists and is not a folder")
+    return path
+
+
+def _cache_root() -> Path:
+    """:func:`cache_dir`, made (a one-line KernelSourceError if it cannot be)."""
+    root = cache_dir()
+    try:
+        _files.make_dirs(root)
+    except OSError as exc:
+        raise KernelSourceError(f"kernel cache {root}: {exc.strerror or exc}") from None
+    return root
 
 
 def _need_tools() -> None:
@@ -197,92 +212,48 @@ def _glue_hash() -> str:
     return _hash(*(p.read_bytes() for p in sorted(GLUE.glob("*.[ch]"))))
 
 
-def _run(cmd: list[str], cwd: Path | None = None, what: str = "", env: dict | None = None) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
-        raise KernelSourceError(f"{what or cmd[0]} failed ({' '.join(cmd)}):\n{tail}")
-    return proc.stdout
+def _era_tree(era: Era, base: Path, work: Path, *, users: bool) -> Path:
+    """A tree for the era in ``work/src``: a copy of ``base`` with its patches applied.
 
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the file ``path`` (created if needed) for the block.
-
-    ``flock`` locks belong to an open file, so the lock excludes other threads of this
-    process as well as other processes: ``build_all``'s threads, pytest-xdist's workers
-    and a build started in the background by ``.ci/run`` wait for each other.
+    Labkit's own extracted tree is copied as hard links (the files a patch or the
+    build rewrites are replaced, never written through); a tree the user named
+    (``users``) is copied for real, only the parts the build reads, so it is never
+    written and may be read-only.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def extract_tree(archive: Path, dest: Path) -> Path:
-    """Extract the parts of a Debian kernel source archive the build needs; return the tree."""
-    with _locked(dest.with_name(dest.name + ".lock")):  # 6.1 and 6.1+ubuf extract it once
-        return _extract_tree(archive, dest)
-
-
-def _extract_tree(archive: Path, dest: Path) -> Path:
-    done = dest / ".labkit-extracted"
-    top = archive.name.removesuffix(".tar.xz")
-    if done.exists():
-        return dest / top
-    tmp = dest.with_name(dest.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    members = [f"{top}/{p}" for p in _EXTRACT]
-    _run(
-        ["tar", "-xJf", str(archive), "-C", str(tmp), "--wildcards", "--no-wildcards-match-slash",
-         *members, "--wildcards-match-slash", f"{top}/*Kconfig*"],
-        what=f"extracting {archive.name}",
-    )  # fmt: skip
-    (tmp / ".labkit-extracted").touch()
-    shutil.rmtree(dest, ignore_errors=True)
-    tmp.rename(dest)
-    return dest / top
-
-
-def _era_tree(era: Era, base: Path, work: Path) -> Path:
-    """A tree for the era: the base tree itself, or a copy (hard links) with its patches."""
     texts = _patch_texts(era)
-    if not texts:
-        return base
     tree = work / "src"
-    shutil.rmtree(tree, ignore_errors=True)
-    _run(["cp", "-al", str(base), str(tree)], what="copying the tree")
+    remove_path(tree)
+    work.mkdir(parents=True, exist_ok=True)
+    if users:
+        copy_parts(base, tree)
+    else:
+        run_step(["cp", "-al", str(base), str(tree)], what="copying the tree")
     for rel in ("lib/iov_iter.c", "include/linux/uio.h"):  # the files the patches touch
         target = tree / rel
         data = target.read_bytes()
         target.unlink()
         target.write_bytes(data)
     for name, text in texts:
-        proc = subprocess.run(
+        proc = run_tool(
             ["patch", "-p1", "-F3", "--no-backup-if-mismatch"],
-            cwd=tree, input=text, capture_output=True, text=True,
+            cwd=tree, input=text, what=f"patch {name} on {era.tree}",
+            error=KernelSourceError, tail_lines=10,
         )  # fmt: skip
-        if proc.returncode != 0:
-            raise KernelSourceError(f"patch {name} does not apply to {era.tree}:\n{proc.stdout}")
-        (work / "patch.log").open("a").write(f"== {name}\n{proc.stdout}")
+        with (work / "patch.log").open("a") as log:
+            log.write(f"== {name}\n{proc.stdout}")
     return tree
 
 
 def _kbuild(tree: Path, out: Path, era: Era, opt_flags: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     shim, text = tree / "lib" / "lko_shim.c", (GLUE / "lko_shim.c").read_bytes()
-    if not shim.exists() or shim.read_bytes() != text:
-        shim.unlink(missing_ok=True)  # a patched era's tree hard-links the base tree's files
-        shim.write_bytes(text)
+    shim.unlink(missing_ok=True)  # the work tree hard-links labkit's extracted tree
+    shim.write_bytes(text)
     make = ["make", "-s", "ARCH=um", f"O={out}", f"-j{min(os.cpu_count() or 1, 4)}"]
     if not (out / ".config").exists():
-        _run([*make, "defconfig"], cwd=tree, what="make ARCH=um defconfig")
+        run_step([*make, "defconfig"], cwd=tree, what="make ARCH=um defconfig")
     kcflags = " ".join([opt_flags, *(f"-D{d}" for d in era.defines)]).strip()
-    _run(
+    run_step(
         [*make, f"KCFLAGS={kcflags}", "lib/iov_iter.o", "lib/lko_shim.o"],
         cwd=tree,
         what=f"make ARCH=um lib/iov_iter.o ({era.name}, {opt_flags or 'defconfig'})",
@@ -297,15 +268,17 @@ def _link(objdir: Path, dest: Path, opt: str) -> None:
     rt_pic = dest / "lko_runtime-pic.o"
     rt = dest / "lko_runtime.o"
     if not rt_pic.exists():
-        _run(["gcc", "-O2", "-fPIC", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt_pic)])
-        _run(["gcc", "-O2", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt)])
+        run_step(
+            ["gcc", "-O2", "-fPIC", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt_pic)]
+        )
+        run_step(["gcc", "-O2", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt)])
     # the kernel objects are -mcmodel=large -fno-PIE: text relocations are expected
-    _run(
+    run_step(
         ["gcc", "-shared", "-o", str(dest / f"liblko-{opt}.so"), str(kobj), str(shim), str(rt_pic),
          "-Wl,-Bsymbolic", "-Wl,-z,notext", "-Wl,-z,defs"],
         what="linking the oracle library",
     )  # fmt: skip
-    _run(
+    run_step(
         ["gcc", "-O2", "-no-pie", "-I", str(GLUE), "-o", str(dest / f"lko-drive-{opt}"),
          str(GLUE / "lko_drive.c"), str(kobj), str(shim), str(rt)],
         what="linking the callgrind driver",
@@ -314,7 +287,7 @@ def _link(objdir: Path, dest: Path, opt: str) -> None:
 
 def _tree_identity(archive: Path | None, src: Path | None) -> str:
     if src is not None:
-        version = _run(["make", "-s", "kernelversion"], cwd=src).strip()
+        version = run_step(["make", "-s", "kernelversion"], cwd=src).strip()
         return f"src:{src.resolve()}:{version}"
     assert archive is not None
     st = archive.stat()
@@ -322,7 +295,7 @@ def _tree_identity(archive: Path | None, src: Path | None) -> str:
 
 
 def _gcc_version() -> str:
-    return _run(["gcc", "-dumpfullversion"]).strip()
+    return run_step(["gcc", "-dumpfullversion"]).strip()
 
 
 def build(
@@ -351,20 +324,40 @@ def build(
     t0 = time.monotonic()
     src = src if src is not None else config.kernel_src_setting()
     src_path = Path(src) if src else None
-    if src_path is not None and not (src_path / "lib" / "iov_iter.c").exists():
+    if src_path is not None and not (src_path / "lib" / "iov_iter.c").is_file():
         raise KernelSourceError(f"{src_path} is not a kernel tree (no lib/iov_iter.c)")
     _need_tools()
     archive = None if src_path else source_archive(e.tree)
     key = _key(e, archive, src_path)
-    root = cache_dir()
-    dest = root / "builds" / f"{e.name}-{key}"
-    record_path = dest / "build.json"
-    if record_path.exists() and not force:
-        return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
-    with _locked(dest.with_name(dest.name + ".lock")):  # one build of it at a time
-        if record_path.exists() and not force:  # built by another process while we waited
-            return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
-        return _build(e, key, dest, src_path, archive, root, t0, log)
+    root = _cache_root()
+    store = _store(root, e, key, src_path)
+    no_links(store.folder.parent, root)
+    made: list[bool] = []
+
+    def make(stage: Stage) -> None:
+        if log:
+            try:
+                store.verify()
+            except StoreDamaged as exc:
+                print(f"  {e.name}: rebuilding a damaged build ({exc})")
+            except FileNotFoundError:
+                pass
+        stage.record = _build(e, key, stage.path, src_path, archive, root, t0, log)
+        made.append(True)
+
+    try:
+        record = store.build(make, force=force)
+    except (StoreDamaged, _files.LinkRefused) as exc:
+        raise KernelSourceError(str(exc)) from None
+    return Built(e.name, store.folder, record | {"cached": not made})
+
+
+def _store(root: Path, e: Era, key: str, src_path: Path | None) -> Store:
+    """The checked store of era ``e``'s build with cache key ``key``."""
+    cmd = f"labkit kernel build --era {e.name} --force"
+    if src_path is not None:
+        cmd += f" --src {src_path}"
+    return Store(root / "builds" / f"{e.name}-{key}", rebuild=cmd, root=root)
 
 
 def _key(e: Era, archive: Path | None, src_path: Path | None) -> str:
@@ -383,6 +376,10 @@ def cached(era: str) -> Built | None:
     """The era's build if the cache already holds it, else None; never builds.
 
     None too when it could not be built here (:func:`is_available` says why).
+
+    Raises:
+        KernelSourceError: the cache holds the build damaged (the message names the file
+            and the command that rebuilds it).
     """
     e = ERAS[era]
     src = config.kernel_src_setting()
@@ -392,11 +389,14 @@ def cached(era: str) -> Built | None:
         key = _key(e, archive, Path(src) if src else None)
     except KernelSourceError:
         return None
-    dest = cache_dir() / "builds" / f"{e.name}-{key}"
-    record_path = dest / "build.json"
-    if not record_path.exists():
+    store = _store(cache_dir(), e, key, Path(src) if src else None)
+    try:
+        record = store.read()
+    except (StoreDamaged, _files.LinkRefused) as exc:
+        raise KernelSourceError(str(exc)) from None
+    if record is None:
         return None
-    return Built(e.name, dest, json.loads(record_path.read_text()) | {"cached": True})
+    return Built(e.name, store.folder, record | {"cached": True})
 
 
 def _build(
@@ -408,30 +408,30 @@ def _build(
     root: Path,
     t0: float,
     log: bool,
-) -> Built:
-    """Build era ``e`` into ``dest`` (the caller holds its lock)."""
-    record_path = dest / "build.json"
-    dest.mkdir(parents=True, exist_ok=True)
+) -> dict:
+    """Build era ``e`` into the stage ``dest`` (the caller holds its lock); its record."""
     if src_path is None:
         assert archive is not None
-        base = extract_tree(archive, root / "trees" / f"{archive.name.removesuffix('.tar.xz')}")
+        top = archive.name.removesuffix(".tar.xz")
+        base = extract_tree(archive, root / "trees" / top, root)
     else:
         base = src_path
     t_extract = time.monotonic() - t0
-    tree = _era_tree(e, base, dest)
+    work = dest / "work"
+    tree = _era_tree(e, base, work, users=src_path is not None)
     steps = {"extract_s": round(t_extract, 1)}
     for opt, flags in OPT_LEVELS.items():
         t1 = time.monotonic()
-        objdir = dest / "obj"
+        objdir = work / "obj"
         _kbuild(tree, objdir, e, flags)
         _link(objdir, dest, opt)
         steps[f"build_{opt}_s"] = round(time.monotonic() - t1, 1)
         if log:
             print(f"  {e.name} {opt}: {steps[f'build_{opt}_s']} s")
-    shutil.rmtree(dest / "obj", ignore_errors=True)
-    if tree != base:
-        shutil.rmtree(tree, ignore_errors=True)
-    record = {
+    if (work / "patch.log").exists():
+        shutil.copyfile(work / "patch.log", dest / "patch.log")
+    shutil.rmtree(work)
+    return {
         "era": e.name,
         "tree": _tree_identity(archive, src_path),
         "kernelversion": _kernelversion(dest),
@@ -442,8 +442,6 @@ def _build(
         "seconds": round(time.monotonic() - t0, 1),
         **steps,
     }
-    record_path.write_text(json.dumps(record, indent=1))
-    return Built(e.name, dest, record | {"cached": False})
 
 
 def _kernelversion(dest: Path) -> str:

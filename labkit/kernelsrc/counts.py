@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from typing import Any
 import pandas as pd
 
 from labkit import config
+from labkit._tools import positive_count, run_tool
 from labkit.kernelsrc.build import ERAS, OPT_LEVELS, KernelSourceError, build
 from labkit.kernelsrc.frames import VALGRIND_ARGS, instruction_classes
 
@@ -61,12 +61,16 @@ CLAIM_CALLS = ["readv(1)", "readv(4K+empty)", "readv(4K+empty+empty)", "advance/
 
 
 def _kernel_functions(obj: Path) -> set[str]:
-    out = subprocess.run(["nm", "--defined-only", str(obj)], capture_output=True, text=True)
+    """The functions ``obj`` defines (``nm``); an error if nm fails or finds none."""
+    out = run_tool(
+        ["nm", "--defined-only", str(obj)], what=f"listing {obj.name}", error=KernelSourceError
+    )
     names = set()
     for line in out.stdout.splitlines():
         parts = line.split()
         if len(parts) == 3 and parts[1] in "tTwW":
             names.add(parts[2])
+    positive_count(len(names), f"functions nm found in {obj}", error=KernelSourceError)
     return names
 
 
@@ -80,11 +84,9 @@ def _kernel_ir(out_file: Path, kernel_fns: set[str]) -> int:
 
 def _by_function(out_file: Path, kernel_fns: set[str] | None) -> dict[str, int]:
     """Self instructions per function (only ``kernel_fns`` unless None) in one output."""
-    proc = subprocess.run(
+    proc = run_tool(
         ["callgrind_annotate", "--auto=no", "--inclusive=no", "--threshold=100", str(out_file)],
-        capture_output=True,
-        text=True,
-        check=True,
+        error=KernelSourceError,
     )
     out: dict[str, int] = {}
     for line in proc.stdout.splitlines():
@@ -122,14 +124,18 @@ def _callgrind(
             str(driver),
             *args,
         ]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise KernelSourceError(f"callgrind failed: {' '.join(cmd)}\n{proc.stderr[-2000:]}")
+        run_tool(cmd, what=f"callgrind of {driver.name} {' '.join(args)}", error=KernelSourceError)
+        by_fn = _by_function(out, kernel_fns)
+        positive_count(  # the toggled calls ran kernel code: none counted means nothing ran
+            sum(by_fn.values()),
+            f"instructions of the kernel's functions in {driver.name} {' '.join(args)}",
+            error=KernelSourceError,
+        )
         if frames:
             per_fn = instruction_classes(out)
             none = {"frame": 0, "access": 0}
-            return _by_function(out, kernel_fns), {f: per_fn.get(f, none) for f in kernel_fns}
-        return _by_function(out, kernel_fns) if split else _kernel_ir(out, kernel_fns)
+            return by_fn, {f: per_fn.get(f, none) for f in kernel_fns}
+        return by_fn if split else sum(by_fn.values())
 
 
 def _per_call(
@@ -137,7 +143,8 @@ def _per_call(
 ) -> float:
     a = _callgrind(driver, [call_args[0], str(n1), *call_args[1:]], toggles, fns)
     b = _callgrind(driver, [call_args[0], str(n2), *call_args[1:]], toggles, fns)
-    return (b - a) / (n2 - n1)
+    what = f"instructions per call of {driver.name} {call_args[0]}"
+    return positive_count((b - a) / (n2 - n1), what, error=KernelSourceError)
 
 
 def measure_counts(
@@ -179,11 +186,16 @@ def measure_counts(
             p1, p2 = ADVANCE_PAGES
             a = _callgrind(driver, ["advance", "4", str(p1)], ["lko_advance"], fns)
             b = _callgrind(driver, ["advance", "4", str(p2)], ["lko_advance"], fns)
+            per_page = positive_count(
+                (b - a) / 4 / (p2 - p1),
+                f"instructions per skipped page of {driver.name}",
+                error=KernelSourceError,
+            )
             rows.append(
                 base
                 | {
                     "call": "advance/page",
-                    "instructions": (b - a) / 4 / (p2 - p1),
+                    "instructions": per_page,
                     "unit": "per skipped page",
                     "n1": p1,
                     "n2": p2,
@@ -206,6 +218,9 @@ def _breakdown(
     ]
     (a, fa), (b, fb) = runs
     per = {fn: (b.get(fn, 0) - a.get(fn, 0)) / (n2 - n1) for fn in set(a) | set(b)}
+    positive_count(
+        sum(per.values()), f"instructions per call of {driver.name} {call}", error=KernelSourceError
+    )
 
     def share(kind: str) -> dict[str, float]:
         return {fn: (fb[fn][kind] - fa[fn][kind]) / (n2 - n1) for fn in per}

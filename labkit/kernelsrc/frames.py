@@ -28,10 +28,11 @@ executes) and the function's symbol address.
 from __future__ import annotations
 
 import re
-import subprocess
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
+
+from labkit._tools import ToolFailed, run_tool
 
 #: callgrind options that make its output positions instruction addresses, uncompressed.
 VALGRIND_ARGS = ["--dump-instr=yes", "--compress-pos=no", "--compress-strings=no"]
@@ -58,8 +59,8 @@ def is_frame(mnemonic: str, operands: str) -> bool:
 @lru_cache(maxsize=8)
 def disassembly(binary: str) -> tuple[dict[int, bool], dict[str, int]]:
     """(frame flag per instruction address, address per function symbol) of ``binary``."""
-    out = subprocess.run(
-        ["objdump", "-d", "--no-show-raw-insn", binary], capture_output=True, text=True, check=True
+    out = run_tool(
+        ["objdump", "-d", "--no-show-raw-insn", binary], what=f"disassembling {binary}"
     ).stdout
     flags: dict[int, bool] = {}
     symbols: dict[str, int] = {}
@@ -137,7 +138,7 @@ def instruction_classes(
             continue
         try:
             flags, symbols = disassembly(binary)
-        except subprocess.CalledProcessError:
+        except ToolFailed:
             continue
         offsets = Counter(
             min(addrs) - symbols[fn] for fn, addrs in fns.items() if fn in symbols and addrs

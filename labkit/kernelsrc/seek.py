@@ -28,7 +28,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from labkit.kernelsrc.build import ERAS, OPT_LEVELS, build, cached, is_available
+from labkit.kernelsrc.build import (
+    ERAS,
+    OPT_LEVELS,
+    KernelSourceError,
+    build,
+    cached,
+    is_available,
+)
 from labkit.measure.runner import default_cpu
 
 #: Skipped pages timed (the slope is fitted over them); 262,143 is the tail of 1 GiB.
@@ -63,13 +70,18 @@ def time_advance(
         raise ValueError(f"iters must be at least 1, got {iters}")
     driver = build(era).driver(opt)
     pin = None if cpu is None else (lambda: os.sched_setaffinity(0, {int(cpu)}))
-    out = subprocess.run(
+    proc = subprocess.run(
         [str(driver), "time-advance", str(int(iters)), *(str(int(p)) for p in pages)],
         capture_output=True,
         text=True,
-        check=True,
         preexec_fn=pin,
-    ).stdout
+    )
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        raise KernelSourceError(
+            f"timing the seek: {driver.name} exited with {proc.returncode}: {last}"
+        )
+    out = proc.stdout
     rows = [tuple(map(float, line.split())) for line in out.splitlines() if line.strip()]
     return pd.DataFrame(
         [{"era": era, "opt": opt, "pages_skipped": int(p), "ns_per_op": ns} for p, ns in rows],

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit import _files, config
+from labkit import _files, _options, config
 from labkit.report import summary
 from labkit.report.bundle import load_state
 from labkit.run import lanes
@@ -380,7 +380,11 @@ def _run_locked(
     items = _plan(nbs, out_path, params, force, html_report)
     if measure is not None and any(i.run and i.error is None and _reads_claims(i) for i in items):
         t0 = time.perf_counter()
-        measure(out_path, bool(quick))  # Ctrl-C here: KeyboardInterrupt, nothing kept
+        try:  # Ctrl-C here: KeyboardInterrupt, nothing kept
+            measure(out_path, bool(quick))
+        except (OSError, OutputError) as exc:  # rows not written: the notebooks measure
+            err = exc if isinstance(exc, OutputError) else OutputError.from_oserror(exc, out_path)
+            rep.output_errors.append(f"the measuring phase: {err}")
         rep.measured_s = time.perf_counter() - t0
         for i in items:  # a notebook that reads the claims reads the new measurements
             if i.error is None and not i.run and _reads_claims(i):
@@ -628,7 +632,7 @@ def add_arguments(parser: Any) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_options.seconds(),
         default=None,
         metavar="SECONDS",
         help="time allowed per cell (default: no limit)",
@@ -636,7 +640,7 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument(
         "--jobs",
         "-j",
-        type=int,
+        type=_options.count(1, _options.MAX_JOBS),
         default=None,
         metavar="N",
         help="notebooks run at once (default: one per CPU, at most 4; 1: one after "
@@ -646,7 +650,7 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     parser.add_argument(
         "--sessions",
-        type=int,
+        type=_options.count(1, _options.MAX_SESSIONS),
         default=None,
         metavar="N",
         help="repeat the measuring phase (every experiment's runs, interleaved) N times, "
@@ -655,7 +659,7 @@ def add_arguments(parser: Any) -> None:
     )
     parser.add_argument(
         "--pause",
-        type=float,
+        type=_options.number(high=_options.MAX_PAUSE_S, unit="seconds"),
         default=30.0,
         metavar="SECONDS",
         help="pause between sessions (default 30)",
