@@ -146,7 +146,8 @@ def figures() -> dict[str, float]:
 
     R1 (1 GiB assumed, the registration cap): ``before_tail_ns``,
     ``ns_per_page`` ((before tail - after tail) / pages), ``tail_speedup``
-    (before tail / after tail, "about 755x"), ``after_tail_over_head``;
+    (before tail / after tail, "about 755x"), ``after_tail_over_head``, ``after_tail_ns``
+    (F: the after-fix tail submission);
     R2: ``saved_share_pct``, ``saved_ns``, ``readv_before_over_after``;
     R3: ``gain_pct``, ``readv_over_read`` (IOPS after / before).
     A band may instead name a quantity of its result's own CSV (:func:`table_figure`).
@@ -157,6 +158,7 @@ def figures() -> dict[str, float]:
         "ns_per_page": p1["ns_per_page"],
         "tail_speedup": p1["tail_speedup"],
         "after_tail_over_head": p1["after_tail_over_head"],
+        "after_tail_ns": p1["after_tail_ns"],
         "saved_share_pct": 100 * p2["saved_share"],
         "saved_ns": p2["saved_ns"],
         "readv_before_over_after": p2["readv_before_ns"] / p2["readv_after_ns"],
@@ -176,7 +178,13 @@ BAND_COLUMNS = (
     "unit",
     "reason",
     "source",
+    "declared",
+    "declared_in",
+    "status",
+    "amendment",
 )
+#: Values of the ``status`` column: the band in force, or an earlier one it amended.
+STATUSES = ("in force", "amended")
 
 
 @dataclass(frozen=True)
@@ -194,6 +202,10 @@ class Band:
     source: str
     figure: str = ""  #: key of :func:`figures`; empty for a direction-only band
     published: float | None = None  #: the published figure, None for a direction-only band
+    declared: str = ""  #: the date the band was first committed (YYYY-MM-DD)
+    declared_in: str = ""  #: the commit that first held it ("" while not yet committed)
+    status: str = "in force"  #: "in force", or "amended" for a band an amendment replaced
+    amendment: str = ""  #: what was amended and why, or when this band was replaced
 
     @property
     def effect(self) -> float | None:
@@ -210,18 +222,33 @@ def bands_path() -> Path:
     return published_dir() / "bands.csv"
 
 
-def bands() -> pd.DataFrame:
-    """The declared tolerance bands, one row per claim (and per (result, quantity)), with
-    ``published``.
+def bands(*, amended: bool = False) -> pd.DataFrame:
+    """The declared tolerance bands in force, one row per claim (and per (result,
+    quantity)), with ``published``; ``amended=True`` adds the earlier bands that an
+    amendment replaced (``status`` "amended"), which stay in the file.
+
+    Every row says when it was declared (``declared``, ``declared_in``: the date and
+    commit that first held it) and, for an amendment, what it amended and why.
 
     Raises:
-        ValueError: for a missing column, a duplicate claim id or (result, quantity),
-            a claim id not of its result, a band with low > high, or an unknown figure key.
+        ValueError: for a missing column, a status not in :data:`STATUSES`, a duplicate
+            claim id or (result, quantity) among the bands in force, a claim id not of its
+            result, a band with low > high, or an unknown figure key.
     """
     df = pd.read_csv(bands_path(), **READ_CSV_EXACT)
     missing = [c for c in BAND_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"{bands_path()}: missing column(s) {missing}")
+    for c in ("declared", "declared_in", "amendment"):
+        df[c] = df[c].fillna("").astype(str)
+    bad_status = sorted(set(df["status"]) - set(STATUSES))
+    if bad_status:
+        raise ValueError(f"{bands_path()}: status must be one of {STATUSES}, got {bad_status}")
+    old = df[df["status"] == "amended"]
+    df = df[df["status"] == "in force"].reset_index(drop=True)
+    orphans = sorted(set(old["claim"]) - set(df["claim"]))
+    if orphans:
+        raise ValueError(f"{bands_path()}: amended bands without a band in force: {orphans}")
     df["figure"] = df["figure"].fillna("").astype(str)
     for c in ("band_low", "band_high", "null"):
         df[c] = df[c].astype(float)
@@ -240,19 +267,33 @@ def bands() -> pd.DataFrame:
             f"{bands_path()}: band_low must be < band_high: {bad['quantity'].tolist()}"
         )
     figs = figures()
-    published = []
-    for rid, key in zip(df["result"], df["figure"], strict=True):
-        if not key:
-            published.append(math.nan)
-        elif key in figs:
-            published.append(figs[key])
-        else:
-            value = table_figure(str(rid), key)
-            if value is None:
-                raise ValueError(f"{bands_path()}: unknown figure key {key!r} of {rid}")
-            published.append(value)
-    df["published"] = published
+
+    def published(t: pd.DataFrame) -> list[float]:
+        return [
+            _published_of(str(r), str(k), figs)
+            for r, k in zip(t["result"], t["figure"], strict=True)
+        ]
+
+    df["published"] = published(df)
+    if amended and len(old):
+        old = old.assign(figure=old["figure"].fillna("").astype(str))
+        old = old.assign(published=published(old))
+        for c in ("band_low", "band_high", "null"):
+            old[c] = old[c].astype(float)
+        df = pd.concat([df, old], ignore_index=True)
     return df
+
+
+def _published_of(result_id: str, key: str, figs: dict[str, float]) -> float:
+    """The published figure a band's ``figure`` key names (NaN for none)."""
+    if not key:
+        return math.nan
+    if key in figs:
+        return figs[key]
+    value = table_figure(result_id, key)
+    if value is None:
+        raise ValueError(f"{bands_path()}: unknown figure key {key!r} of {result_id}")
+    return value
 
 
 def table_figure(result_id: str, quantity: str) -> float | None:
@@ -288,10 +329,21 @@ def claim_band(claim_id: str, table: pd.DataFrame | None = None) -> Band | None:
     return _band_of(df[df["claim"] == claim_id])
 
 
+def amended_bands(claim_id: str) -> list[Band]:
+    """The earlier bands of ``claim_id`` that an amendment replaced, oldest first ([] for
+    none): a row judged against its band in force is also judged against these."""
+    df = bands(amended=True)
+    sel = df[(df["claim"] == claim_id) & (df["status"] == "amended")]
+    return [_band_row(r) for _, r in sel.sort_values("declared", kind="stable").iterrows()]
+
+
 def _band_of(sel: pd.DataFrame) -> Band | None:
     if sel.empty:
         return None
-    r = sel.iloc[0]
+    return _band_row(sel.iloc[0])
+
+
+def _band_row(r: pd.Series) -> Band:
     pub = float(r["published"])
     return Band(
         claim=str(r["claim"]),
@@ -305,12 +357,17 @@ def _band_of(sel: pd.DataFrame) -> Band | None:
         source=str(r["source"]),
         figure=str(r["figure"]),
         published=None if math.isnan(pub) else pub,
+        declared=str(r["declared"]),
+        declared_in=str(r["declared_in"]),
+        status=str(r["status"]),
+        amendment=str(r["amendment"]),
     )
 
 
 __all__ = [
     "GIB_PAGES",
     "Band",
+    "amended_bands",
     "band",
     "bands",
     "claim_band",

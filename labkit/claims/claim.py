@@ -68,6 +68,8 @@ class Claim:
     other: Callable[[Outcome], float | None] | None = None  #: the other column's figure
     explained: Sentence | None = None  #: the measured cause of a difference, if shown
     figure: Callable[..., Any] | None = None  #: ``figure(session)`` -> a matplotlib Figure
+    #: a product's factors, each judged on its own (:class:`labkit.measure.evidence.Factor`)
+    factors: Callable[[Outcome], list[Any]] | None = None
 
     @property
     def result(self) -> str:

@@ -87,6 +87,9 @@ COLUMNS = [
     "recorded",
     "scope",
     "original",
+    "estimand",
+    "evidence",
+    "amended",
 ]
 
 
@@ -149,6 +152,7 @@ def record(
     claim: str | None = None,
     out: str | os.PathLike[str] | None = None,
     quick: bool | None = None,
+    factors: Any = None,
 ) -> dict[str, Any]:
     """Record one headline quantity of a result, beside its published figure, with its verdict.
 
@@ -178,6 +182,8 @@ def record(
         quick: the mode the figure was measured in (default: the process's,
             :func:`labkit.config.quick_mode`); a claim not comparable in it
             (``data/published/setups.csv``) is *not comparable*.
+        factors: a product claim's factors (:class:`labkit.measure.evidence.Factor`),
+            each judged on its own; the product's verdict says when they cancel.
 
     Returns:
         The row as written.
@@ -215,7 +221,7 @@ def record(
         noise = m.noise if noise is None else noise
     from labkit.report.scope import judge_row  # not comparable, scope, original (issue 23)
 
-    v, where = judge_row(claim or None, m, band, noise=noise, quick=quick)
+    v, where = judge_row(claim or None, m, band, noise=noise, quick=quick, factors=factors)
     if band is not None or v.verdict == "not comparable":
         text = v.verdict
         why = f"not measured: {reason.strip()}" if m is None else f"{v.reason}; {reason.strip()}"
@@ -241,7 +247,9 @@ def record(
         "band_high": band.high if band else None,
         "noise": _value(noise, "noise"),
         "verdict": text,
-        "explained": "" if text == "reproduced" else str(explained or "").strip(),
+        "explained": ""
+        if text in ("reproduced", "consistent in magnitude") and not factors
+        else str(explained or "").strip(),
         "method": method,
         "reason": why,
         "notebook": notebook_name(),

@@ -117,6 +117,9 @@ def row_cells(r: Any) -> dict[str, str]:
         "method": _text(r.get("method")),
         "reason": _text(r.get("reason")),
         "original": _text(r.get("original")),
+        "estimand": _text(r.get("estimand")),
+        "evidence": _text(r.get("evidence")),
+        "amended": _text(r.get("amended")),
     }
 
 
@@ -156,7 +159,10 @@ def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
     out[:0] = [f"where these verdicts hold: {'; '.join(scopes)}", ""] if scopes else []
     for row in rows:
         out.append("  ".join(row[c].ljust(widths[c]) for c in cols).rstrip())
-        notes = [("reason", row["reason"])]
+        notes = [(k, row[k]) for k in ("estimand", "evidence") if row.get(k)]
+        notes.append(("reason", row["reason"]))
+        if row.get("amended"):
+            notes.append(("amended", row["amended"]))
         if row["explained"]:
             notes.append(("explained", row["explained"]))
         if row.get("original"):  # the original measurement's own interval (issue 23)
@@ -170,7 +176,8 @@ def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
 
 
 #: The columns of :func:`summary_html`, in order.
-HTML_COLUMNS = [*TEXT_COLUMNS, "verdict", "explained", "method", "reason"]
+HTML_COLUMNS = [*TEXT_COLUMNS, "verdict", "estimand", "evidence", "explained", "method"]
+HTML_COLUMNS += ["reason", "amended"]
 
 #: CSS for :func:`summary_html` (verdict colours), to put in the page's ``<style>``.
 SUMMARY_CSS = """
@@ -179,6 +186,10 @@ table.summary td.verdict-differs { background: #fbe3e0; }
 table.summary td.verdict-inconclusive { background: #fdf3d7; }
 table.summary td.verdict-not-measured { color: #777; }
 table.summary td.verdict-not-comparable { color: #555; font-style: italic; }
+table.summary td.verdict-consistent-in-magnitude { background: #eef6ec; }
+table.summary td.verdict-not-consistent { background: #fcefed; }
+table.summary td.verdict-factors-cancel { background: #fdf3d7; }
+table.summary td.verdict-check-passed, table.summary td.verdict-check-failed { color: #555; }
 table.summary td { vertical-align: top; }
 table.summary td.reason { min-width: 24em; }
 """
@@ -238,6 +249,9 @@ VERDICT_COLOURS = {
     "reproduced": "#e3f4e1",
     "differs": "#fbe3e0",
     "inconclusive": "#fdf3d7",
+    "consistent in magnitude": "#eef6ec",
+    "not consistent": "#fcefed",
+    "factors cancel": "#fdf3d7",
 }
 
 
@@ -259,7 +273,10 @@ def _notebook_html(df: pd.DataFrame) -> str:
     for _, r in df.iterrows():
         cells = row_cells(r)
         body.append(_row(cells, NOTEBOOK_COLUMNS, attrs))
-        notes = [f"<em>reason:</em> {esc(cells['reason'])}"]
+        notes = [f"<em>{k}:</em> {esc(cells[k])}" for k in ("estimand", "evidence") if cells[k]]
+        notes.append(f"<em>reason:</em> {esc(cells['reason'])}")
+        if cells["amended"]:
+            notes.append(f"<em>amended:</em> {esc(cells['amended'])}")
         if cells["explained"]:
             notes.append(f"<em>explained:</em> {esc(cells['explained'])}")
         style = f"{left}; font-size:90%; color:#444; padding-left:2em"
