@@ -79,7 +79,7 @@ OVER_LIMIT: set[str] = set()
 #: 6563043, 311 after).  A module's ``__all__`` lists what is used from outside its package
 #: (other layers, the CLI, notebooks, README, benchmarks); a module used only by its siblings
 #: has ``__all__: list[str] = []`` and a comment naming who uses it.
-MAX_PUBLIC_NAMES = 330
+MAX_PUBLIC_NAMES = 340  # 330, then the evidence, bridge and replication modules
 
 #: Imports inside functions with no comment saying why (a cycle, an optional extra, the
 #: cost of loading pandas, matplotlib or the C core where it is not needed), per file.

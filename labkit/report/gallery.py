@@ -16,7 +16,10 @@ result bundles (:mod:`labkit.report.bundle`) and gives, per claim:
   differ between bundles are a finding naming the code versions;
 * a **finding** wherever the hosts disagree (different decided verdicts, or
   intervals that do not overlap), naming what differs: the CPU, the kernel, the
-  code version, then the rest of :func:`labkit.measure.host.differences`.
+  code version, then the rest of :func:`labkit.measure.host.differences`;
+* **one estimator** per pooled row (:mod:`labkit.report.estimators`): rows of any
+  other are shown apart (``apart``), labelled; a row keeps its recorded confidence, its
+  verdict stated as its evidence allows (:func:`labkit.measure.evidence.restate`).
 
 :func:`format_comparison` prints it, :func:`plot` draws it
 (:mod:`labkit.report.gallery_plot`).  ``labkit compare BUNDLE...`` is the command;
@@ -33,26 +36,19 @@ from typing import Any
 import pandas as pd
 
 from labkit import published
+from labkit.measure import evidence
 from labkit.measure import host as _host
-from labkit.measure import setups
-from labkit.measure.resampling import Estimate
+from labkit.measure.replication import se_of_interval
 from labkit.measure.sessions import random_effects
-from labkit.measure.verdicts import NOT_COMPARABLE, judge, verdict
-from labkit.report import gallery_plot
+from labkit.measure.verdicts import NOT_COMPARABLE, verdict
+from labkit.report import estimators, gallery_plot
 from labkit.report.bundle import Bundle
+from labkit.report.gallery_rows import normalised
 from labkit.report.summary_format import number as _num
 
 _KEY = ["key"]
-#: Labels of earlier summaries (before claim ids) that today's bands cannot map, measuring
-#: the same thing: label -> claim id.  Renamed since, or a claim with no band.
-#: (R3's old instruction row, READV(IOVEC) against READ, is not R3's rewrite: not mapped.)
-RENAMED = {
-    "after the fix: tail / head": "R1.tail_over_head",
-    "live: READ_FIXED tail / head on today's kernel": "R1.live_tail_over_head",
-    "model: ns saved per request by READV -> READ, no deferral": "R3.model_ns_saved",
-}
 #: Verdicts that decide (a disagreement between two of them is a finding).
-DECIDED = ("reproduced", "differs")
+DECIDED = evidence.DECIDED
 
 
 @dataclass
@@ -178,8 +174,11 @@ def _count_text(v: float) -> str:
 def _pooled(seen: list[tuple[str, Any, Bundle]]) -> tuple[dict[str, Any], str]:
     """The pooled columns for one claim, and why it was not pooled (or "").
 
-    ``seen`` holds (host label, row, bundle) of the hosts that measured the claim."""
-    measured = [(lab, r, b) for lab, r, b in seen if math.isfinite(_num(r.get("estimate")))]
+    ``seen`` holds (host label, row, bundle) of the hosts that measured the claim; only
+    the rows of its main estimator (:func:`_one_estimator`) are pooled."""
+    measured, _ = estimators.one_estimator(
+        [(lab, r, b) for lab, r, b in seen if math.isfinite(_num(r.get("estimate")))]
+    )
     rows = [r for _, r, _ in measured]
     if len(rows) < 2:
         return {}, "measured on fewer than two hosts"
@@ -206,10 +205,16 @@ def _pooled(seen: list[tuple[str, Any, Bundle]]) -> tuple[dict[str, Any], str]:
     lows, highs = [_num(r.get("ci_low")) for r in rows], [_num(r.get("ci_high")) for r in rows]
     if not all(math.isfinite(v) for v in [*ests, *lows, *highs]):
         return {}, "a host has no interval"
-    ses = [(h - lo) / (2 * 1.959964) for lo, h in zip(lows, highs, strict=True)]
-    p = random_effects(ests, ses, what="hosts")  # with 2 hosts: t with 1 df, wide by design
+    kinds = [estimators.of_row(r) for r in rows]
+    conf = kinds[0].confidence or 0.95
+    ses = [se_of_interval(lo, h, e.df, conf) for lo, h, e in zip(lows, highs, kinds, strict=True)]
+    # with 2 hosts: t with 1 df, wide by design
+    p = random_effects(ests, ses, confidence=conf, what="hosts")
     band_lo, band_hi = _num(rows[0].get("band_low")), _num(rows[0].get("band_high"))
-    v = verdict(p.estimate, p.ci_low, p.ci_high, band_lo, band_hi)
+    v = evidence.restate(
+        verdict(p.estimate, p.ci_low, p.ci_high, band_lo, band_hi, confidence=conf),
+        evidence.of(str(rows[0].get("claim") or "")),
+    )
     return {
         "pooled": p.estimate,
         "pooled_low": p.ci_low,
@@ -218,6 +223,7 @@ def _pooled(seen: list[tuple[str, Any, Bundle]]) -> tuple[dict[str, Any], str]:
         "between_hosts_sd": p.spread,
         "pooled_verdict": v.verdict,
         "pooled_method": p.method,
+        "pooled_estimator": estimators.of_row(rows[0]).id,
     }, ""
 
 
@@ -241,7 +247,10 @@ def _finding(
     def h(lab: str) -> str:
         return hosts.get(lab, lab)
 
-    measured = [(lab, r, b) for lab, r, b in seen if math.isfinite(_num(r.get("estimate")))]
+    measured, _ = estimators.one_estimator(
+        [(lab, r, b) for lab, r, b in seen if math.isfinite(_num(r.get("estimate")))]
+    )
+    seen = [x for x in seen if not math.isfinite(_num(x[1].get("estimate")))] + measured
     quantities = _measures(measured)
     if len(quantities) > 1:
         which = "; ".join(
@@ -302,60 +311,6 @@ def _finding(
     return f"{name}: {what} ({parts}). {between}"
 
 
-def _estimate(r: Any) -> Any:
-    est, lo, hi = _num(r.get("estimate")), _num(r.get("ci_low")), _num(r.get("ci_high"))
-    if not math.isfinite(est):
-        return None
-    n = _num(r.get("n_runs"))
-    noise = _num(r.get("noise"))
-    return Estimate(
-        str(r.get("quantity")), est, lo, hi, 0.95, str(r.get("method") or ""),
-        int(n) if math.isfinite(n) else 1, 1, noise, noise,
-    )  # fmt: skip
-
-
-def normalised(summary: pd.DataFrame, bands: pd.DataFrame | None = None) -> pd.DataFrame:
-    """A bundle's summary keyed by claim id and judged by today's bands and rule.
-
-    Rows without a ``claim`` (summaries from before claim ids) get one from their label
-    (today's bands, or :data:`RENAMED`); a row with a claim is judged again against
-    today's band of that claim, not comparable where its setup says so
-    (:func:`labkit.measure.verdicts.judge`), the verdict it was recorded with kept in
-    ``recorded_verdict``.  ``key`` is the claim id, else ``"result: quantity"``;
-    ``measures`` is the quantity the row measured, by the label it was recorded
-    with (up to :data:`RENAMED`): rows of one key that measure different quantities
-    are never pooled (nor rows whose summaries name different ``definition`` s).
-    ``bands``: :func:`labkit.published.bands`, read once by a caller with many
-    summaries (None: read here).
-    """
-    bands = published.bands() if bands is None else bands
-    by_label = dict(zip(bands["quantity"], bands["claim"], strict=True))
-    out = summary.copy()
-    if "claim" not in out.columns:
-        out["claim"] = None
-    rows = []
-    for _, r in out.iterrows():
-        r = r.copy()
-        claim = r.get("claim")
-        if not isinstance(claim, str) or not claim:
-            claim = by_label.get(str(r["quantity"])) or RENAMED.get(str(r["quantity"]))
-        r["claim"] = claim
-        r["recorded_verdict"] = r.get("verdict")
-        label = str(r["quantity"])
-        r["measures"] = label
-        band = published.claim_band(claim, bands) if claim else None
-        if band is not None:
-            quick = bool(r.get("quick")) if not pd.isna(r.get("quick", None)) else False
-            v = judge(_estimate(r), band, setup=setups.mismatches(claim, quick))
-            r["verdict"], r["quantity"] = v.verdict, band.quantity
-            r["band_low"], r["band_high"] = band.low, band.high
-            if label in RENAMED:  # renamed since, the same quantity
-                r["measures"] = band.quantity
-        r["key"] = claim or f"{r['result']}: {r['quantity']}"
-        rows.append(r)
-    return pd.DataFrame(rows)
-
-
 def compare(bundles: Sequence[Bundle]) -> Comparison:
     """Bundles side by side, one row per claim (see the module).
 
@@ -404,6 +359,7 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
                     row["band_low"], row["band_high"] = lo, hi
                 row[f"{lab}: verdict"], row[f"{lab}: figure"] = str(r["verdict"]), _figure(r)
                 row[f"{lab}: code"] = code_version(b)
+                row[f"{lab}: estimator"] = str(r.get("estimator") or "")
                 for col in ("estimate", "ci_low", "ci_high"):
                     row[f"{lab}: {col}"] = _num(r.get(col))
                 seen.append((lab, r, b))
@@ -412,6 +368,7 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
         pooled, why = _pooled(seen)
         row.update(pooled)
         row["not_pooled"] = why
+        row["apart"] = estimators.apart(seen, short, _figure)
         rows.append(row)
         f = _finding(_name(key, row), seen, short)
         if f:
@@ -435,13 +392,22 @@ def _pooled_text(r: Any) -> str:
         return (
             f"{_fmt(r['pooled'])} [{_fmt(r['pooled_low'])}, {_fmt(r['pooled_high'])}] "
             f"over {n} hosts "
-            f"(random effects; {r['pooled_verdict']}; between-host SD {r['between_hosts_sd']:.3g})"
-        )
-    return f"not pooled: {r['not_pooled']}"
+            f"(random effects; estimator {r.get('pooled_estimator')}; {r['pooled_verdict']}; "
+            f"between-host SD {r['between_hosts_sd']:.3g})"
+        ) + _apart_text(r)
+    return f"not pooled: {r['not_pooled']}" + _apart_text(r)
+
+
+def _apart_text(r: Any) -> str:
+    a = r.get("apart")
+    return f"; shown apart, another estimator: {a}" if isinstance(a, str) and a else ""
 
 
 def _cell(r: Any, lab: str) -> str:
     cell = f"{r[f'{lab}: verdict']}: {r[f'{lab}: figure']}"
+    est = r.get(f"{lab}: estimator")
+    if isinstance(est, str) and est and r.get("kind") != "count":
+        cell += f" (estimator {est})"
     code = r.get(f"{lab}: code")
     if r.get("kind") == "count" and isinstance(code, str):
         cell += f" (code {code})"
