@@ -92,7 +92,8 @@ class Evidence:
     def sentence(self) -> str:
         """``"a proxy on a later kernel, with the live kernel (6.18 ...)"``."""
         where = f" ({self.config})" if self.config else ""
-        return f"{COMPARES[self.compares]}, with the {self.instrument}{where}"
+        the = "" if self.instrument.startswith("labkit's") else "the "
+        return f"{COMPARES[self.compares]}, with {the}{self.instrument}{where}"
 
 
 #: The evidence of the kernel bench's rows: the change itself, in a booted kernel.

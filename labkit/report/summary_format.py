@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from labkit.measure.verdicts import multiplicity
+
 
 def _css(text: str) -> str:
     """A verdict as a CSS class suffix ("not measured" -> "not-measured")."""
@@ -157,6 +159,7 @@ def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
     out.append("  ".join("-" * widths[c] for c in cols))
     scopes = sorted({str(v) for v in df.get("scope", pd.Series(dtype=str)).dropna() if v})
     out[:0] = [f"where these verdicts hold: {'; '.join(scopes)}", ""] if scopes else []
+    out[:0] = [f"what 95% means here: {multiplicity(r for _, r in df.iterrows())}", ""]
     for row in rows:
         out.append("  ".join(row[c].ljust(widths[c]) for c in cols).rstrip())
         notes = [(k, row[k]) for k in ("estimand", "evidence") if row.get(k)]
