@@ -100,3 +100,19 @@ def test_the_evidence_file_is_checked(tmp_path):
     bad.write_text("claim,estimand\nR9.x,e\n")
     with pytest.raises(ValueError, match="no column"):
         evidence.load(bad)
+
+
+def test_the_summary_says_how_many_timed_verdicts_and_what_95_means():
+    from labkit.measure.verdicts import multiplicity
+
+    rows = [
+        {"claim": "R2.saved_ns", "unit": "ns", "verdict": "inconclusive", "method": "m"},
+        {"claim": "R2.saved_share", "unit": "%", "verdict": "not consistent", "method": "m"},
+        {"claim": "R1.ns_per_page", "unit": "ns", "verdict": "not consistent", "method": "m"},
+        {"claim": "R1.tail_over_head", "unit": "x", "verdict": "check passed", "method": "m"},
+        {"claim": "R2.instr_saved", "unit": "instructions", "verdict": "check passed"},
+        {"claim": "R3.cpu_ratio", "unit": "x", "verdict": "not comparable", "method": "m"},
+    ]
+    text = multiplicity(rows)
+    assert text.startswith("3 timed verdicts (2 of them, R2's, read one loop")
+    assert "TOST at alpha = 0.025 per side" in text and "about 0.15 could land" in text

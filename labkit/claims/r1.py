@@ -327,10 +327,10 @@ def _speedup_reason(out: Outcome) -> str:
 
 def _speedup_factors(out: Outcome) -> list[Factor]:
     """The tail speed-up's factors, ~ 1 + walk / F: the walk per page and F, each against
-    its own declared band."""
+    its own declared band (each recorded as its own row, with its own verdict)."""
     found = []
     for cid, name in (("R1.ns_per_page", "walk-2019 per page"), ("R1.round_trip_ns", "F")):
-        est, band = out.of(cid).estimate, published.claim_band(cid)
+        est, band = out.session.run(cid).estimate, published.claim_band(cid)
         if est is not None and band is not None and band.published is not None:
             found.append(Factor(name, est.estimate, est.ci_low, est.ci_high, band.published,
                                 band.low, band.high, band.unit))  # fmt: skip

@@ -271,7 +271,7 @@ def multiplicity(rows: Any) -> str:
     return (
         f"{n} timed verdicts{shared}, each a TOST at alpha = 0.025 per side (its 95% "
         "interval inside or wholly outside its band); no correction for multiplicity: with "
-        f"{n} verdicts each at 95%, about {0.05 * n:.1f} could land on the wrong side of an "
+        f"{n} verdicts each at 95%, about {0.05 * n:.2g} could land on the wrong side of an "
         "edge their truth lies on"
     )
 
