@@ -43,5 +43,6 @@ def test_the_bridge_needs_its_measured_inputs():
     assert bridge.missing(b) == []
     lo, hi = bridge.instruction_band(0.025, 0.035, b)
     assert (lo, hi) == pytest.approx((0.025 * 2000 / 1.25, 0.035 * 2000 / 0.8))
+    assert bridge.share_band(0.025, 0.035, b) == pytest.approx((0.025 / 1.25, 0.035 / 0.8))
     with pytest.raises(ValueError, match="low < high"):
         bridge.instruction_band(0.035, 0.025, b)

@@ -20,7 +20,18 @@ bridge with measured inputs::
   the claim: it stays a check of the method (:mod:`labkit.measure.evidence`).
 
 :func:`instruction_band` turns the claim's band of time shares into a band of
-instructions saved; :func:`missing` says which inputs are not measured.
+instructions saved, :func:`share_band` into a band of instruction shares
+(``dI / I_call``); :func:`missing` says which inputs are not measured.
+
+How the kernel bench's rows are judged: a row counting the change itself in a
+booted kernel (:data:`labkit.measure.evidence.BOOTED_CHANGE`: R2's instructions saved
+per readv(1), its share of the call's instructions) is declared with the role
+``claim`` only with a band from this bridge, its inputs measured and named in the
+band's source (``bands.csv``); until ``kappa`` is measured it is declared a
+``method check`` against its direction (at least one instruction saved).  For R2
+today: ``I_call`` comes from the bench's own count of a whole readv(1) call in
+6.1 (guest instructions per call under ``-icount``); ``kappa`` needs the same two
+kernels booted under KVM on one host and timed per call (``dt``, ``t_call``).
 """
 
 from __future__ import annotations
@@ -72,4 +83,16 @@ def instruction_band(share_low: float, share_high: float, bridge: Bridge) -> tup
     return share_low * n / float(bridge.kappa_high), share_high * n / float(bridge.kappa_low)  # type: ignore[arg-type]
 
 
-__all__ = ["Bridge", "instruction_band", "missing"]
+def share_band(share_low: float, share_high: float, bridge: Bridge) -> tuple[float, float]:
+    """The band of instruction shares saved (``dI / I_call``, fractions) that the claim's
+    band of time shares means: ``[share_low / kappa_high, share_high / kappa_low]``.
+
+    Raises:
+        ValueError: as :func:`instruction_band`.
+    """
+    lo, hi = instruction_band(share_low, share_high, bridge)
+    n = float(bridge.instr_per_call)  # type: ignore[arg-type]
+    return lo / n, hi / n
+
+
+__all__ = ["Bridge", "instruction_band", "missing", "share_band"]
