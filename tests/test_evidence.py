@@ -116,3 +116,9 @@ def test_the_summary_says_how_many_timed_verdicts_and_what_95_means():
     text = multiplicity(rows)
     assert text.startswith("3 timed verdicts (2 of them, R2's, read one loop")
     assert "TOST at alpha = 0.025 per side" in text and "about 0.15 could land" in text
+
+
+def test_an_undecided_check_is_a_check_too():
+    open_ = verdict(1.0, 0.8, 1.3, 0.90171, 1.109, unit="x")
+    assert open_.verdict == "inconclusive"
+    assert restate(open_, evidence.of("R1.tail_over_head")).verdict == "check inconclusive"

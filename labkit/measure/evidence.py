@@ -24,7 +24,7 @@ inside the band, outside it, undecided) into what the evidence may say:
   *reproduced* or *differs*;
 * any other evidence is a stand-in: *consistent in magnitude* or *not
   consistent* with the claim (or *inconclusive*), never a reproduction;
-* a method check says *check passed* or *check failed*.
+* a method check says *check passed*, *check failed* or *check inconclusive*.
 
 A product is judged by its factors (:func:`judge_product`): when the product
 lies in its band while a factor does not, the verdict is *factors cancel*.
@@ -63,11 +63,11 @@ ROLES = ("claim", "method check")
 #: The verdicts a stand-in's row can take in place of "reproduced" and "differs".
 CONSISTENT, NOT_CONSISTENT = "consistent in magnitude", "not consistent"
 #: The verdicts of a method check.
-CHECK_PASSED, CHECK_FAILED = "check passed", "check failed"
+CHECK_PASSED, CHECK_FAILED, CHECK_OPEN = "check passed", "check failed", "check inconclusive"
 #: The verdict of a product inside its band whose factors are not.
 FACTORS_CANCEL = "factors cancel"
 #: Every verdict :func:`restate` and :func:`judge_product` can give besides the rule's.
-VERDICTS = (CONSISTENT, NOT_CONSISTENT, CHECK_PASSED, CHECK_FAILED, FACTORS_CANCEL)
+VERDICTS = (CONSISTENT, NOT_CONSISTENT, CHECK_PASSED, CHECK_FAILED, CHECK_OPEN, FACTORS_CANCEL)
 #: Verdicts that decide, by kind (for counting and for stopping rules).
 DECIDED = ("reproduced", "differs", CONSISTENT, NOT_CONSISTENT, FACTORS_CANCEL)
 
@@ -177,7 +177,7 @@ def restate(rule: Verdict, ev: Evidence | None) -> Verdict:
     inside = {"reproduced": True, "differs": False}.get(rule.verdict)
     if ev.role == "method check":
         why = ev.note or "its outcome is fixed by construction"
-        text = {True: CHECK_PASSED, False: CHECK_FAILED, None: "inconclusive"}[inside]
+        text = {True: CHECK_PASSED, False: CHECK_FAILED, None: CHECK_OPEN}[inside]
         return Verdict(
             text, f"a check of labkit's method, not a verdict on the claim ({why}): {rule.reason}"
         )

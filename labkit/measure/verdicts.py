@@ -254,15 +254,15 @@ def multiplicity(rows: Any) -> str:
 
     ``rows``: the summary's rows (dicts or a DataFrame's rows) with ``verdict``, ``unit``
     and ``method``; a timed verdict is one decided by the rule on an interval (not a
-    count, not *not comparable* or *not measured*).
+    count, not *not comparable* or *not measured*, not a check of the method).
     """
     timed = [
         r
         for r in rows
         if str(r.get("unit")) != "instructions"
         and "instruction count" not in str(r.get("method") or "")
-        and str(r.get("verdict")) not in (NOT_COMPARABLE, "not measured", "check passed")
-        and str(r.get("verdict")) != "check failed"
+        and str(r.get("verdict")) not in (NOT_COMPARABLE, "not measured")
+        and not str(r.get("verdict")).startswith("check ")
         and str(r.get("verdict")) != "nan"
     ]
     n = len(timed)

@@ -192,7 +192,8 @@ table.summary td.verdict-not-comparable { color: #555; font-style: italic; }
 table.summary td.verdict-consistent-in-magnitude { background: #eef6ec; }
 table.summary td.verdict-not-consistent { background: #fcefed; }
 table.summary td.verdict-factors-cancel { background: #fdf3d7; }
-table.summary td.verdict-check-passed, table.summary td.verdict-check-failed { color: #555; }
+table.summary td.verdict-check-passed, table.summary td.verdict-check-failed,
+table.summary td.verdict-check-inconclusive { color: #555; }
 table.summary td { vertical-align: top; }
 table.summary td.reason { min-width: 24em; }
 """
