@@ -55,11 +55,11 @@ def _first(history, key) -> dict[tuple, tuple[str, str]]:
 
 def _band_key(history):
     """A band's key (claim, low, high); rows from before claim ids map by their quantity."""
-    names = {(r["result"], r["quantity"]): r["claim"] for _, _, rs in history for r in rs
+    names = {(r["result"], r.get("quantity")): r["claim"] for _, _, rs in history for r in rs
              if r.get("claim")}  # fmt: skip
 
     def key(r: dict[str, str]) -> tuple | None:
-        claim = r.get("claim") or names.get((r["result"], r["quantity"]))
+        claim = r.get("claim") or names.get((r["result"], r.get("quantity")))
         return (claim, float(r["band_low"]), float(r["band_high"])) if claim else None
 
     return key
