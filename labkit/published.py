@@ -69,7 +69,13 @@ BAND_COLUMNS = (
     "unit",
     "reason",
     "source",
+    "declared",
+    "declared_in",
+    "status",
+    "amendment",
 )
+#: Values of the ``status`` column: the band in force, or an earlier one it amended.
+STATUSES = ("in force", "amended")
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,10 @@ class Band:
     source: str
     #: the published figure (the claim's, ``Claim.band``); None for a direction-only band
     published: float | None = None
+    declared: str = ""  #: the date the band was first committed (YYYY-MM-DD)
+    declared_in: str = ""  #: the commit that first held it ("" while not yet committed)
+    status: str = "in force"  #: "in force", or "amended" for a band an amendment replaced
+    amendment: str = ""  #: what was amended and why, or when this band was replaced
 
     @property
     def effect(self) -> float | None:
@@ -102,19 +112,34 @@ def bands_path() -> Path:
     return published_dir() / "bands.csv"
 
 
-def bands() -> pd.DataFrame:
-    """The declared tolerance bands, one row per claim.
+def bands(*, amended: bool = False) -> pd.DataFrame:
+    """The declared tolerance bands in force, one row per claim; ``amended=True`` adds the
+    earlier bands that an amendment replaced (``status`` "amended"), which stay in the file.
+
+    Every row says when it was declared (``declared``, ``declared_in``: the date and
+    commit that first held it) and, for an amendment, what it amended and why.
 
     Raises:
-        ValueError: for a missing column, a duplicate claim id, a claim id not of its
-            result, or a band with low >= high.
+        ValueError: for a missing column, a status not in :data:`STATUSES`, a duplicate
+            claim id among the bands in force, an amended band with no band in force, a
+            claim id not of its result, or a band with low >= high.
     """
     df = pd.read_csv(bands_path(), **READ_CSV_EXACT)
     missing = [c for c in BAND_COLUMNS if c not in df.columns]
     if missing:
         raise ValueError(f"{bands_path()}: missing column(s) {missing}")
+    for c in ("declared", "declared_in", "amendment"):
+        df[c] = df[c].fillna("").astype(str)
+    bad_status = sorted(set(df["status"]) - set(STATUSES))
+    if bad_status:
+        raise ValueError(f"{bands_path()}: status must be one of {STATUSES}, got {bad_status}")
     for c in ("band_low", "band_high", "null"):
         df[c] = df[c].astype(float)
+    old = df[df["status"] == "amended"]
+    df = df[df["status"] == "in force"].reset_index(drop=True)
+    orphans = sorted(set(old["claim"]) - set(df["claim"]))
+    if orphans:
+        raise ValueError(f"{bands_path()}: amended bands without a band in force: {orphans}")
     dup = df.duplicated(["claim"])
     if dup.any():
         raise ValueError(f"{bands_path()}: duplicate claim ids {df.loc[dup, 'claim'].tolist()}")
@@ -124,6 +149,8 @@ def bands() -> pd.DataFrame:
     bad = df[~(df["band_low"] < df["band_high"])]
     if len(bad):
         raise ValueError(f"{bands_path()}: band_low must be < band_high: {bad['claim'].tolist()}")
+    if amended and len(old):
+        df = pd.concat([df, old], ignore_index=True)
     return df
 
 
@@ -137,10 +164,22 @@ def claim_band(claim_id: str, table: pd.DataFrame | None = None) -> Band | None:
     return _band_of(df[df["claim"] == claim_id])
 
 
+def amended_bands(claim_id: str) -> list[Band]:
+    """The earlier bands of ``claim_id`` that an amendment replaced, oldest first ([] for
+    none): a row judged against its band in force is also judged against these (with the
+    published figure of the band in force: an amendment moves a band, not the figure)."""
+    df = bands(amended=True)
+    sel = df[(df["claim"] == claim_id) & (df["status"] == "amended")]
+    return [_band_row(r) for _, r in sel.sort_values("declared", kind="stable").iterrows()]
+
+
 def _band_of(sel: pd.DataFrame) -> Band | None:
     if sel.empty:
         return None
-    r = sel.iloc[0]
+    return _band_row(sel.iloc[0])
+
+
+def _band_row(r: pd.Series) -> Band:
     return Band(
         claim=str(r["claim"]),
         result=str(r["result"]),
@@ -150,11 +189,17 @@ def _band_of(sel: pd.DataFrame) -> Band | None:
         unit=str(r["unit"]),
         reason=str(r["reason"]),
         source=str(r["source"]),
+        declared=str(r["declared"]),
+        declared_in=str(r["declared_in"]),
+        status=str(r["status"]),
+        amendment=str(r["amendment"]),
     )
 
 
 __all__ = [
+    "STATUSES",
     "Band",
+    "amended_bands",
     "bands",
     "claim_band",
     "load",

@@ -190,7 +190,9 @@ def test_summaries_are_judged_again_by_todays_bands():
     )  # fmt: skip
     n = gallery.normalised(old).set_index("key")
     r1 = n.loc["R1.tail_over_head"]
-    assert r1["recorded_verdict"] == "differs" and r1["verdict"] == "reproduced"  # tail = head
+    assert (
+        r1["recorded_verdict"] == "differs" and r1["verdict"] == "check passed"
+    )  # by construction
     assert n.loc["R3.ubuf_gain", "verdict"] == "not comparable"  # 24 drives vs /dev/zero
 
 
@@ -387,3 +389,29 @@ def test_a_reproductions_bundle_carries_only_its_own_samples(tmp_path):
         "20261203T161500Z",
         "20261203T161859Z",
     ]
+
+
+def test_rows_of_another_estimator_are_shown_apart_never_pooled_or_relabelled():
+    from labkit.report import estimators
+
+    found = [bundle.load(p) for p in bundle.gallery_bundles()]
+    c = gallery.compare(found)
+    share = c.table.set_index("claim").loc["R2.saved_share"]
+    ids = {share[f"{lab}: estimator"] for lab in c.labels}
+    assert "runs/uncorrected@99%" in ids and "sessions/proxy-corrected@95%" in ids
+    assert not math.isfinite(share.get("pooled", math.nan))  # no two of one estimator
+    assert (
+        "estimator runs/uncorrected@99% (the raw proxy, and its samples have no" in share["apart"]
+    )
+    xeon = next(b for b in found if "207" in b.label)
+    row = xeon.summary[xeon.summary["quantity"] == "readv(1) as UBUF: time saved per call"]
+    r = dict(row.iloc[0], claim="R2.saved_share")
+    assert estimators.estimate_of(r).confidence == 0.99  # as recorded, not 0.95
+    assert estimators.lacks_correction(xeon)
+    same = [
+        ("a", dict(r), None),
+        ("b", dict(r), None),
+        ("c", dict(r, reason="the 95% interval"), None),
+    ]
+    keep, apart = estimators.one_estimator(same)
+    assert [x[0] for x in keep] == ["a", "b"] and [x[0] for x in apart] == ["c"]

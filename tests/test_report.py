@@ -133,9 +133,11 @@ def test_format_summary_from_fake_rows(tmp_path):
     fake_rows(tmp_path)
     text = report.format_summary(report.summary_table(tmp_path), width=30)
     lines = text.splitlines()
-    # rows recorded here say where they hold (host fingerprint, one session): one line first
-    assert lines[0].startswith("where these verdicts hold: on ") and "one session" in lines[0]
-    lines = lines[2:]
+    # first what 95% means over the run's timed verdicts (TOST, no multiplicity correction)
+    assert lines[0].startswith("what 95% means here: ") and "alpha = 0.025" in lines[0]
+    # rows recorded here say where they hold (host fingerprint, one session): one line next
+    assert lines[2].startswith("where these verdicts hold: on ") and "one session" in lines[2]
+    lines = lines[4:]
     assert lines[0].split() == [
         "result",
         "quantity",

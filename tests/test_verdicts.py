@@ -99,14 +99,19 @@ def test_record_decides_with_the_declared_band(tmp_path):
     assert band is not None and band.contains(band.published)
     record = functools.partial(report.record, claim="R2.saved_ns", band=band)
     row = record("R2", q, live=5.5, measured=_estimate(5.5, 0.1), reason="synthetic", out=tmp_path)
-    assert row["verdict"] == "reproduced" and row["published"] == pytest.approx(5.5)
+    # R2's ns saved is a proxy on a later kernel: inside its band it is consistent in
+    # magnitude with the claim, never a reproduction (labkit.measure.evidence)
+    assert row["verdict"] == "consistent in magnitude" and row["published"] == pytest.approx(5.5)
+    assert row["reason"].startswith("a stand-in (a proxy on a later kernel")
+    assert row["evidence"].startswith("a proxy on a later kernel, with the live kernel")
+    assert "ITER_UBUF" in row["estimand"] and row["amended"] == ""
     assert (row["band_low"], row["band_high"]) == (band.low, band.high)
     assert row["unit"] == "ns" and row["n_runs"] == 1 and row["method"].startswith("BCa")
     assert row["reason"].endswith("; synthetic") and row["explained"] == ""
     row = record(
         "R2", q, live=0.0, measured=_estimate(0.0, 0.1), reason="x", explained="y", out=tmp_path
     )
-    assert row["verdict"] == "differs" and row["explained"] == "y"
+    assert row["verdict"] == "not consistent" and row["explained"] == "y"
     row = record("R2", q, live=5.5, measured=_estimate(5.5, 10.0), reason="x", out=tmp_path)
     assert row["verdict"] == "inconclusive" and row["noise"] > 0
     row = record("R2", q, measured=None, reason="io_uring unavailable", out=tmp_path)
@@ -228,9 +233,13 @@ def test_setups_file_checked(tmp_path):
 
     bad = tmp_path / "s.csv"
     bad.write_text(
-        "claim,aspect,published,labkit,when,to_compare,source\nR9.x,size,a,b,sometimes,c,d\n"
+        "claim,aspect,published,labkit,when,to_compare,source,declared,declared_in,status,"
+        "after_results\nR9.x,size,a,b,sometimes,c,d,2026-12-01,abc1234,in force,\n"
     )
     with pytest.raises(ValueError, match="when must be one of"):
+        setups.load(bad)
+    bad.write_text(bad.read_text().replace("sometimes", "always").replace("in force", "gone"))
+    with pytest.raises(ValueError, match="status must be one of"):
         setups.load(bad)
     bad.write_text("claim,aspect\nR9.x,size\n")
     with pytest.raises(ValueError, match="no column"):

@@ -251,6 +251,7 @@ def _record(out: Outcome) -> dict[str, Any]:
         measured=est,
         reason=c.reason(out),
         explained=c.explained(out) if c.explained is not None else "",
+        factors=c.factors(out) if c.factors is not None else None,
         **figures,
     )
 

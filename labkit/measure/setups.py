@@ -13,7 +13,11 @@ figure, with what it would take to make it comparable.
 aspect): the claim id, the aspect (device, cores, buffer size, mode), the
 published setup, labkit's, ``when`` the mismatch holds (``always``, ``quick``
 or ``full``), what it would take to compare (``to_compare``) and the source.
-A claim without rows is comparable in both modes.
+A claim without rows is comparable in both modes.  Each row also says when it was
+declared (``declared``, ``declared_in``: the date and commit that first held it), its
+``status`` (``in force``, or ``withdrawn``: kept in the file, no longer applied) and
+``after_results``: what had already been judged when it was declared ("" for nothing),
+so that a row made *not comparable* after it had differed shows both verdicts.
 """
 
 from __future__ import annotations
@@ -26,9 +30,23 @@ from pathlib import Path
 from labkit import config
 
 #: Columns of setups.csv.
-COLUMNS = ("claim", "aspect", "published", "labkit", "when", "to_compare", "source")
+COLUMNS = (
+    "claim",
+    "aspect",
+    "published",
+    "labkit",
+    "when",
+    "to_compare",
+    "source",
+    "declared",
+    "declared_in",
+    "status",
+    "after_results",
+)
 #: Values of its ``when`` column.
 WHEN = ("always", "quick", "full")
+#: Values of its ``status`` column: a declaration in force, or one withdrawn (kept in the file).
+STATUSES = ("in force", "withdrawn")
 
 
 @dataclass(frozen=True)
@@ -42,6 +60,10 @@ class Mismatch:
     when: str
     to_compare: str
     source: str
+    declared: str = ""  #: the date the row was first committed
+    declared_in: str = ""  #: the commit that first held it ("" while not yet committed)
+    status: str = "in force"  #: "in force" or "withdrawn"
+    after_results: str = ""  #: what had been judged before it was declared ("" if nothing)
 
     def holds(self, quick: bool) -> bool:
         """Whether the mismatch holds in this mode."""
@@ -77,6 +99,10 @@ def load(path: str | Path | None = None) -> list[Mismatch]:
                 raise ValueError(f"{p} line {n}: empty claim or aspect")
             if m.when not in WHEN:
                 raise ValueError(f"{p} line {n}: when must be one of {WHEN}, got {m.when!r}")
+            if m.status not in STATUSES:
+                raise ValueError(
+                    f"{p} line {n}: status must be one of {STATUSES}, got {m.status!r}"
+                )
             rows.append(m)
     return rows
 
@@ -90,7 +116,7 @@ def mismatches(claim: str, quick: bool | None = None) -> list[Mismatch]:
     """The declared mismatches of ``claim`` that hold in this mode (``quick`` None: the
     run's mode, :func:`labkit.config.quick_mode`); [] when the claim is comparable."""
     q = config.quick_mode(quick)
-    return [m for m in _shipped() if m.claim == claim and m.holds(q)]
+    return [m for m in _shipped() if m.claim == claim and m.status == "in force" and m.holds(q)]
 
 
 def why_not_comparable(found: list[Mismatch]) -> tuple[str, str]:

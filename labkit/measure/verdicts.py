@@ -18,8 +18,18 @@ A noise guard comes first: when the machine's noise for the figure (its
 spread between independent runs) is larger than the effect tested (the
 published figure's distance from "no effect"), the verdict is *inconclusive*
 and the reason starts with :data:`TOO_NOISY`.  This is a two one-sided test
-(TOST) in interval form: at 95% the interval inside the band rejects both
-"below the band" and "above the band".
+(TOST) in interval form at alpha = 0.025 per side: a 95% interval inside the band
+rejects "below the band" and "above the band", each at 2.5% (a 90% interval would
+be TOST at 0.05).  *differs* is the mirror: the interval wholly outside the band.
+
+These three are the rule's outcomes: what a row may *say* with them depends on
+its evidence (:mod:`labkit.measure.evidence`: only the change itself, in a booted
+kernel, says *reproduced* or *differs*; a stand-in says *consistent in magnitude*
+or *not consistent*; a row fixed by construction is a check of the method).
+Each verdict is at its own 95%: over the ~13 timed verdicts of a reproduction,
+some of which share one loop (R2's three rows), about one in twenty verdicts
+whose truth lies on a band's edge would land on the wrong side; no correction for
+multiplicity is made, and :func:`multiplicity` says so in the summary.
 """
 
 from __future__ import annotations
@@ -238,6 +248,34 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None, setup: Any = 
     return v
 
 
+def multiplicity(rows: Any) -> str:
+    """One sentence for a summary: how many timed verdicts a run makes, how many loops
+    they come from, and what 95% means across them.
+
+    ``rows``: the summary's rows (dicts or a DataFrame's rows) with ``verdict``, ``unit``
+    and ``method``; a timed verdict is one decided by the rule on an interval (not a
+    count, not *not comparable* or *not measured*, not a check of the method).
+    """
+    timed = [
+        r
+        for r in rows
+        if str(r.get("unit")) != "instructions"
+        and "instruction count" not in str(r.get("method") or "")
+        and str(r.get("verdict")) not in (NOT_COMPARABLE, "not measured")
+        and not str(r.get("verdict")).startswith("check ")
+        and str(r.get("verdict")) != "nan"
+    ]
+    n = len(timed)
+    r2 = sum(str(r.get("claim") or "").startswith("R2.") for r in timed)
+    shared = f" ({r2} of them, R2's, read one loop: not independent)" if r2 > 1 else ""
+    return (
+        f"{n} timed verdicts{shared}, each a TOST at alpha = 0.025 per side (its 95% "
+        "interval inside or wholly outside its band); no correction for multiplicity: with "
+        f"{n} verdicts each at 95%, about {0.05 * n:.2g} could land on the wrong side of an "
+        "edge their truth lies on"
+    )
+
+
 def sessions_to_shrink(sessions: int, shrink: float, confidence: float = 0.95) -> int:
     """Sessions an interval over ``sessions`` sessions needs to be ``shrink`` times narrower
     at the same spread between sessions: a t interval on the sessions' figures has the
@@ -259,6 +297,7 @@ def sessions_to_shrink(sessions: int, shrink: float, confidence: float = 0.95) -
 
 
 __all__ = [
+    "multiplicity",
     "NOT_COMPARABLE",
     "TOO_NOISY",
     "VERDICTS",

@@ -16,7 +16,10 @@ result bundles (:mod:`labkit.report.bundle`) and gives, per claim:
   differ between bundles are a finding naming the code versions;
 * a **finding** wherever the hosts disagree (different decided verdicts, or
   intervals that do not overlap), naming what differs: the CPU, the kernel, the
-  code version, then the rest of :func:`labkit.measure.host.differences`.
+  code version, then the rest of :func:`labkit.measure.host.differences`;
+* **one estimator** per pooled row (:mod:`labkit.report.estimators`): rows of any
+  other are shown apart (``apart``), labelled; a row keeps its recorded confidence, its
+  verdict stated as its evidence allows (:func:`labkit.measure.evidence.restate`).
 
 :func:`format_comparison` prints it, :func:`plot` draws it
 (:func:`plot`).  ``labkit compare BUNDLE...`` is the command;
@@ -29,23 +32,25 @@ import math
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from labkit import published
+from labkit.measure import evidence
 from labkit.measure import host as _host
-from labkit.measure import setups
-from labkit.measure.resampling import Estimate
+from labkit.measure.replication import se_of_interval
 from labkit.measure.sessions import random_effects
-from labkit.measure.verdicts import NOT_COMPARABLE, judge, verdict
+from labkit.measure.verdicts import NOT_COMPARABLE, verdict
+from labkit.report import estimators
 from labkit.report.bundle import Bundle, one_per_host
+from labkit.report.gallery_rows import normalised
 from labkit.report.summary import number as _num
 
 _KEY = ["key"]
 #: Verdicts that decide (a disagreement between two of them is a finding).
-DECIDED = ("reproduced", "differs")
+DECIDED = evidence.DECIDED
 
 
 @dataclass
@@ -171,8 +176,12 @@ def _count_text(v: float) -> str:
 def _pooled(seen: list[tuple[str, Any, Bundle]]) -> tuple[dict[str, Any], str]:
     """The pooled columns for one claim, and why it was not pooled (or "").
 
-    ``seen`` holds (host label, row, bundle) of the hosts that measured the claim."""
-    measured = [(lab, r, b) for lab, r, b in seen if math.isfinite(_num(r.get("estimate")))]
+    ``seen`` holds (host label, row, bundle) of the hosts that measured the claim; only
+    the rows of its main estimator (:func:`labkit.report.estimators.one_estimator`) are
+    pooled, one row per host."""
+    measured, _ = estimators.one_estimator(
+        [(lab, r, b) for lab, r, b in seen if math.isfinite(_num(r.get("estimate")))]
+    )
     measured = list({b.fingerprint: (lab, r, b) for lab, r, b in measured}.values())  # 1/host
     rows = [r for _, r, _ in measured]
     if len(rows) < 2:
@@ -200,10 +209,16 @@ def _pooled(seen: list[tuple[str, Any, Bundle]]) -> tuple[dict[str, Any], str]:
     lows, highs = [_num(r.get("ci_low")) for r in rows], [_num(r.get("ci_high")) for r in rows]
     if not all(math.isfinite(v) for v in [*ests, *lows, *highs]):
         return {}, "a host has no interval"
-    ses = [(h - lo) / (2 * 1.959964) for lo, h in zip(lows, highs, strict=True)]
-    p = random_effects(ests, ses, what="hosts")  # with 2 hosts: t with 1 df, wide by design
+    kinds = [estimators.of_row(r) for r in rows]
+    conf = kinds[0].confidence or 0.95
+    ses = [se_of_interval(lo, h, e.df, conf) for lo, h, e in zip(lows, highs, kinds, strict=True)]
+    # with 2 hosts: t with 1 df, wide by design
+    p = random_effects(ests, ses, confidence=conf, what="hosts")
     band_lo, band_hi = _num(rows[0].get("band_low")), _num(rows[0].get("band_high"))
-    v = verdict(p.estimate, p.ci_low, p.ci_high, band_lo, band_hi)
+    v = evidence.restate(
+        verdict(p.estimate, p.ci_low, p.ci_high, band_lo, band_hi, confidence=conf),
+        evidence.of(str(rows[0].get("claim") or "")),
+    )
     return {
         "pooled": p.estimate,
         "pooled_low": p.ci_low,
@@ -212,6 +227,7 @@ def _pooled(seen: list[tuple[str, Any, Bundle]]) -> tuple[dict[str, Any], str]:
         "between_hosts_sd": p.spread,
         "pooled_verdict": v.verdict,
         "pooled_method": p.method,
+        "pooled_estimator": estimators.of_row(rows[0]).id,
     }, ""
 
 
@@ -235,7 +251,10 @@ def _finding(
     def h(lab: str) -> str:
         return hosts.get(lab, lab)
 
-    measured = [(lab, r, b) for lab, r, b in seen if math.isfinite(_num(r.get("estimate")))]
+    measured, _ = estimators.one_estimator(
+        [(lab, r, b) for lab, r, b in seen if math.isfinite(_num(r.get("estimate")))]
+    )
+    seen = [x for x in seen if not math.isfinite(_num(x[1].get("estimate")))] + measured
     quantities = _measures(measured)
     if len(quantities) > 1:
         which = "; ".join(
@@ -296,64 +315,6 @@ def _finding(
     return f"{name}: {what} ({parts}). {between}"
 
 
-def _estimate(r: Any) -> Any:
-    est, lo, hi = _num(r.get("estimate")), _num(r.get("ci_low")), _num(r.get("ci_high"))
-    if not math.isfinite(est):
-        return None
-    n = _num(r.get("n_runs"))
-    noise = _num(r.get("noise"))
-    return Estimate(
-        str(r.get("quantity")), est, lo, hi, 0.95, str(r.get("method") or ""),
-        int(n) if math.isfinite(n) else 1, 1, noise, noise,
-    )  # fmt: skip
-
-
-def normalised(summary: pd.DataFrame, bands: pd.DataFrame | None = None) -> pd.DataFrame:
-    """A bundle's summary keyed by claim id and judged by today's bands and rule.
-
-    A row with a claim is judged again against today's band of that claim around the
-    published figure it recorded, not comparable where its setup says so
-    (:func:`labkit.measure.verdicts.judge`), the verdict it was recorded with kept in
-    ``recorded_verdict``.  ``key`` is the claim id, else ``"result: quantity"``;
-    ``measures`` is the quantity the row measured, by the label it was recorded with:
-    rows of one key that measure different quantities are never pooled (nor rows whose
-    summaries name different ``definition`` s).  ``bands``:
-    :func:`labkit.published.bands`, read once by a caller with many summaries (None: read
-    here).
-    """
-    bands = published.bands() if bands is None else bands
-    out = summary.copy()
-    if "claim" not in out.columns:
-        out["claim"] = None
-    rows = []
-    for _, r in out.iterrows():
-        r = r.copy()
-        claim = r.get("claim")
-        claim = claim if isinstance(claim, str) and claim else None
-        r["claim"] = claim
-        r["recorded_verdict"] = r.get("verdict")
-        r["measures"] = str(r["quantity"])
-        band = published.claim_band(claim, bands) if claim else None
-        if band is not None:
-            band = replace(band, published=_finite_or_none(r.get("published")))
-            quick = bool(r.get("quick")) if not pd.isna(r.get("quick", None)) else False
-            v = judge(_estimate(r), band, setup=setups.mismatches(claim, quick))
-            r["verdict"] = v.verdict
-            r["band_low"], r["band_high"] = band.low, band.high
-        r["key"] = claim or f"{r['result']}: {r['quantity']}"
-        rows.append(r)
-    return pd.DataFrame(rows)
-
-
-def _finite_or_none(value: Any) -> float | None:
-    """A recorded figure as a float, None when missing or not a number."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
 def compare(bundles: Sequence[Bundle]) -> Comparison:
     """Bundles side by side, one row per claim (see the module).
 
@@ -403,6 +364,7 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
                     row["band_low"], row["band_high"] = lo, hi
                 row[f"{lab}: verdict"], row[f"{lab}: figure"] = str(r["verdict"]), _figure(r)
                 row[f"{lab}: code"] = code_version(b)
+                row[f"{lab}: estimator"] = str(r.get("estimator") or "")
                 for col in ("estimate", "ci_low", "ci_high"):
                     row[f"{lab}: {col}"] = _num(r.get(col))
                 seen.append((lab, r, b))
@@ -411,6 +373,7 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
         pooled, why = _pooled(seen)
         row.update(pooled)
         row["not_pooled"] = why
+        row["apart"] = estimators.apart(seen, short, _figure)
         rows.append(row)
         f = _finding(_name(key, row), seen, short)
         if f:
@@ -434,13 +397,22 @@ def _pooled_text(r: Any) -> str:
         return (
             f"{_fmt(r['pooled'])} [{_fmt(r['pooled_low'])}, {_fmt(r['pooled_high'])}] "
             f"over {n} hosts "
-            f"(random effects; {r['pooled_verdict']}; between-host SD {r['between_hosts_sd']:.3g})"
-        )
-    return f"not pooled: {r['not_pooled']}"
+            f"(random effects; estimator {r.get('pooled_estimator')}; {r['pooled_verdict']}; "
+            f"between-host SD {r['between_hosts_sd']:.3g})"
+        ) + _apart_text(r)
+    return f"not pooled: {r['not_pooled']}" + _apart_text(r)
+
+
+def _apart_text(r: Any) -> str:
+    a = r.get("apart")
+    return f"; shown apart, another estimator: {a}" if isinstance(a, str) and a else ""
 
 
 def _cell(r: Any, lab: str) -> str:
     cell = f"{r[f'{lab}: verdict']}: {r[f'{lab}: figure']}"
+    est = r.get(f"{lab}: estimator")
+    if isinstance(est, str) and est and r.get("kind") != "count":
+        cell += f" (estimator {est})"
     code = r.get(f"{lab}: code")
     if r.get("kind") == "count" and isinstance(code, str):
         cell += f" (code {code})"

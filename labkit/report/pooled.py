@@ -7,7 +7,8 @@ separate reproductions (``benchmarks/verdict_stability.py``): per claim, the run
 estimates pooled over sessions (:func:`labkit.measure.sessions.pool`: the
 interval has the session as the unit of replication, its width includes the
 spread between sessions), judged against the same band by the same rule
-(:func:`labkit.measure.verdicts.verdict`), with the between-session SD and the
+(:func:`labkit.measure.verdicts.verdict`, stated as the row's evidence allows:
+:func:`labkit.measure.evidence.restate`), with the between-session SD and the
 scope ("on <host>, over N sessions") beside it.  A claim that is *not
 comparable* in its sessions stays so; a claim a session did not measure is
 pooled over the sessions that did.
@@ -21,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from labkit.measure import evidence
 from labkit.measure.resampling import Estimate
 from labkit.measure.sessions import pool, scope_text
 from labkit.measure.verdicts import NOT_COMPARABLE, verdict
@@ -87,7 +89,7 @@ def pool_summaries(tables: Sequence[pd.DataFrame], fingerprint: str | None = Non
             row.update(n_sessions=p.n_sessions, between_session=p.between_session)
         else:
             p = pool(ests)
-            v = verdict(
+            rule = verdict(
                 p.estimate,
                 p.ci_low,
                 p.ci_high,
@@ -95,6 +97,8 @@ def pool_summaries(tables: Sequence[pd.DataFrame], fingerprint: str | None = Non
                 _num(row.get("band_high")),
                 unit=str(row.get("unit") or ""),
             )
+            claim = row.get("claim")
+            v = evidence.restate(rule, evidence.of(claim if isinstance(claim, str) else None))
             row.update(
                 estimate=p.estimate,
                 ci_low=p.ci_low,

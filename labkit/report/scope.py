@@ -11,19 +11,29 @@
 * ``original``: whether the figure is consistent with the original
   measurement's own interval (``original``, which the claim declares from its
   result's seed data), beside the verdict against the rounded headline's band
-  ("" where the original data allow no interval).
+  ("" where the original data allow no interval);
+* ``estimand`` and ``evidence``: what the claim is about and what the row's
+  figure compares, with what and where (:mod:`labkit.measure.evidence`); the
+  verdict is stated as that evidence may state it (only the change itself in a
+  booted kernel says *reproduced* or *differs*; a product is judged with its
+  factors);
+* ``amended``: the row's verdict under each earlier declaration of its band or
+  setup made after results existed (:func:`labkit.published.amended_bands`,
+  ``after_results`` in setups.csv), "" where there is none.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 from typing import Any
 
-from labkit.measure import host, sessions, setups
+from labkit import published
+from labkit.measure import evidence, host, sessions, setups
 from labkit.measure.verdicts import Verdict, judge
 
 #: The columns :func:`judge_row` adds to a summary row.
-COLUMNS = ("scope", "original")
+COLUMNS = ("scope", "original", "estimand", "evidence", "amended")
 
 
 @cache
@@ -56,22 +66,58 @@ def judge_row(
     noise: float | None = None,
     quick: bool | None = None,
     original: Any = None,
+    factors: Any = None,
 ) -> tuple[Verdict, dict[str, str]]:
-    """(the verdict, the ``scope`` and ``original`` columns) of a claim's row.
+    """(the verdict, the columns of :data:`COLUMNS`) of a claim's row.
 
-    ``claim`` None (a row without a claim id) is judged by the rule alone.
+    ``claim`` None (a row without a claim id) is judged by the rule alone.  ``factors``:
+    the :class:`labkit.measure.evidence.Factor` list of a product claim.
     """
     found = setups.mismatches(claim, quick) if claim else []
-    v = judge(measured, band, noise=noise, setup=found)
+    ev = evidence.of(claim)
+    v = _stated(judge(measured, band, noise=noise, setup=found), ev, factors)
     n = int(getattr(measured, "n_sessions", 1) or 1) if measured is not None else 1
     # one scope for every row of a run (the summary's header line); each row's own spread
     # between sessions is its noise column (Estimate.noise is the between-session SD then)
     where = sessions.scope_text(n, fingerprint())
     where += " (noise: the SD between sessions)" if n > 1 else ""
-    extra = {"scope": where, "original": ""}
+    extra = {"scope": where, "original": "", "estimand": "", "evidence": "", "amended": ""}
+    if ev is not None:
+        role = "" if ev.role == "claim" else f" [{ev.role}]"
+        extra.update(estimand=ev.estimand, evidence=ev.sentence() + role)
     if claim and measured is not None:
         extra["original"] = consistency(measured, original)
+        extra["amended"] = _amended(claim, measured, band, noise, found, ev, factors)
     return v, extra
+
+
+def _stated(rule: Verdict, ev: Any, factors: Any) -> Verdict:
+    """The rule's verdict as the evidence may state it, a product with its factors."""
+    return evidence.judge_product(evidence.restate(rule, ev), factors or [], ev)
+
+
+def _amended(
+    claim: str, measured: Any, band: Any, noise: Any, found: list[Any], ev: Any, factors: Any
+) -> str:
+    """The row's verdict under each declaration its band or setup amended after results
+    (an amended band keeps the published figure of ``band``, the band in force)."""
+    said = []
+    for old in published.amended_bands(claim):
+        then = dataclasses.replace(band, low=old.low, high=old.high) if band else old
+        v = _stated(judge(measured, then, noise=noise, setup=found), ev, factors)
+        said.append(
+            f"against the band declared on {old.declared} ({old.declared_in}), "
+            f"[{old.low:g}, {old.high:g}], {old.amendment}: {v.verdict}"
+        )
+    late = [m for m in found if m.after_results]
+    if late:
+        v = _stated(judge(measured, band, noise=noise), ev, factors)
+        when = ", ".join(sorted({f"{m.declared} ({m.declared_in})" for m in late}))
+        said.append(
+            f"setups declared on {when}, after results ({late[0].after_results}); "
+            f"against its band alone: {v.verdict}"
+        )
+    return "; ".join(said)
 
 
 __all__: list[str] = []  # internal: where a verdict holds, for labkit.run.reproduce

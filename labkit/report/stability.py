@@ -12,8 +12,9 @@ of several reproductions (``benchmarks/verdict_stability.py`` runs them), and
 
 Each quantity gets one of three outcomes: ``same`` (one verdict in every reproduction),
 ``moved`` (it moved to or from *inconclusive*: allowed, the interval met an edge of the
-band) or ``flipped`` (*reproduced* in one, *differs* in another: the intervals do not
-cover the run-to-run spread, which the rule must never allow).
+band) or ``flipped`` (*reproduced* in one, *differs* in another, or a stand-in's
+*consistent in magnitude* against *not consistent*: the intervals do not cover the
+run-to-run spread, which the rule must never allow).
 """
 
 from __future__ import annotations
@@ -34,6 +35,13 @@ __all__ = [
 
 #: What happened to one quantity's verdict over the reproductions compared.
 OUTCOMES = ("same", "moved", "flipped")
+#: Verdicts that contradict each other: inside the band and wholly outside it (a stand-in
+#: says the same as consistent or not, :mod:`labkit.measure.evidence`).
+_OPPOSITES = (
+    {"reproduced", "differs"},
+    {"consistent in magnitude", "not consistent"},
+    {"check passed", "check failed"},
+)
 _KEY = ["result", "quantity"]
 
 
@@ -82,7 +90,7 @@ def compare(summaries: Sequence[pd.DataFrame], names: Sequence[str] | None = Non
             seen.append(v)
         if len(set(seen)) == 1:
             row["outcome"] = "same"
-        elif {"reproduced", "differs"} <= set(seen):
+        elif any(pair <= set(seen) for pair in _OPPOSITES):
             row["outcome"] = "flipped"
         else:
             row["outcome"] = "moved"

@@ -47,6 +47,7 @@ import pandas as pd
 
 from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
+from labkit.measure.verdicts import multiplicity
 from labkit.report.figures import describe
 from labkit.report.scope import judge_row
 
@@ -79,6 +80,9 @@ COLUMNS = [
     "recorded",
     "scope",
     "original",
+    "estimand",
+    "evidence",
+    "amended",
 ]
 
 
@@ -143,6 +147,7 @@ def record(
     original: Estimate | None = None,
     out: str | os.PathLike[str] | None = None,
     quick: bool | None = None,
+    factors: Any = None,
 ) -> dict[str, Any]:
     """Record one headline quantity of a result, beside its published figure, with its verdict.
 
@@ -175,6 +180,8 @@ def record(
         quick: the mode the figure was measured in (default: the process's,
             :func:`labkit.config.quick_mode`); a claim not comparable in it
             (``data/published/setups.csv``) is *not comparable*.
+        factors: a product claim's factors (:class:`labkit.measure.evidence.Factor`),
+            each judged on its own; the product's verdict says when they cancel.
 
     Returns:
         The row as written.
@@ -205,7 +212,9 @@ def record(
     if m is not None:
         est, lo, hi = m.estimate, m.ci_low, m.ci_high
         noise = m.noise if noise is None else noise
-    v, where = judge_row(claim or None, m, band, noise=noise, quick=quick, original=original)
+    v, where = judge_row(
+        claim or None, m, band, noise=noise, quick=quick, original=original, factors=factors
+    )
     if band is not None or v.verdict == "not comparable":
         text = v.verdict
         why = f"not measured: {reason.strip()}" if m is None else f"{v.reason}; {reason.strip()}"
@@ -231,7 +240,9 @@ def record(
         "band_high": band.high if band else None,
         "noise": _value(noise, "noise"),
         "verdict": text,
-        "explained": "" if text == "reproduced" else str(explained or "").strip(),
+        "explained": ""
+        if text in ("reproduced", "consistent in magnitude") and not factors
+        else str(explained or "").strip(),
         "method": method,
         "reason": why,
         "notebook": notebook_name(),
@@ -410,6 +421,9 @@ def row_cells(r: Any) -> dict[str, str]:
         "method": _text(r.get("method")),
         "reason": _text(r.get("reason")),
         "original": _text(r.get("original")),
+        "estimand": _text(r.get("estimand")),
+        "evidence": _text(r.get("evidence")),
+        "amended": _text(r.get("amended")),
     }
 
 
@@ -447,9 +461,13 @@ def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
     out.append("  ".join("-" * widths[c] for c in cols))
     scopes = sorted({str(v) for v in df.get("scope", pd.Series(dtype=str)).dropna() if v})
     out[:0] = [f"where these verdicts hold: {'; '.join(scopes)}", ""] if scopes else []
+    out[:0] = [f"what 95% means here: {multiplicity(r for _, r in df.iterrows())}", ""]
     for row in rows:
         out.append("  ".join(row[c].ljust(widths[c]) for c in cols).rstrip())
-        notes = [("reason", row["reason"])]
+        notes = [(k, row[k]) for k in ("estimand", "evidence") if row.get(k)]
+        notes.append(("reason", row["reason"]))
+        if row.get("amended"):
+            notes.append(("amended", row["amended"]))
         if row["explained"]:
             notes.append(("explained", row["explained"]))
         if row.get("original"):  # the original measurement's own interval
@@ -463,7 +481,8 @@ def format_summary(df: pd.DataFrame, *, width: int = 72) -> str:
 
 
 #: The columns of :func:`summary_html`, in order.
-HTML_COLUMNS = [*TEXT_COLUMNS, "verdict", "explained", "method", "reason"]
+HTML_COLUMNS = [*TEXT_COLUMNS, "verdict", "estimand", "evidence", "explained", "method"]
+HTML_COLUMNS += ["reason", "amended"]
 
 #: CSS for :func:`summary_html` (verdict colours), to put in the page's ``<style>``.
 SUMMARY_CSS = """
@@ -472,6 +491,11 @@ table.summary td.verdict-differs { background: #fbe3e0; }
 table.summary td.verdict-inconclusive { background: #fdf3d7; }
 table.summary td.verdict-not-measured { color: #777; }
 table.summary td.verdict-not-comparable { color: #555; font-style: italic; }
+table.summary td.verdict-consistent-in-magnitude { background: #eef6ec; }
+table.summary td.verdict-not-consistent { background: #fcefed; }
+table.summary td.verdict-factors-cancel { background: #fdf3d7; }
+table.summary td.verdict-check-passed, table.summary td.verdict-check-failed,
+table.summary td.verdict-check-inconclusive { color: #555; }
 table.summary td { vertical-align: top; }
 table.summary td.reason { min-width: 24em; }
 """
@@ -531,6 +555,9 @@ VERDICT_COLOURS = {
     "reproduced": "#e3f4e1",
     "differs": "#fbe3e0",
     "inconclusive": "#fdf3d7",
+    "consistent in magnitude": "#eef6ec",
+    "not consistent": "#fcefed",
+    "factors cancel": "#fdf3d7",
 }
 
 
@@ -552,7 +579,10 @@ def _notebook_html(df: pd.DataFrame) -> str:
     for _, r in df.iterrows():
         cells = row_cells(r)
         body.append(_row(cells, NOTEBOOK_COLUMNS, attrs))
-        notes = [f"<em>reason:</em> {esc(cells['reason'])}"]
+        notes = [f"<em>{k}:</em> {esc(cells[k])}" for k in ("estimand", "evidence") if cells[k]]
+        notes.append(f"<em>reason:</em> {esc(cells['reason'])}")
+        if cells["amended"]:
+            notes.append(f"<em>amended:</em> {esc(cells['amended'])}")
         if cells["explained"]:
             notes.append(f"<em>explained:</em> {esc(cells['explained'])}")
         style = f"{left}; font-size:90%; color:#444; padding-left:2em"

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from labkit import published as published_tables
 from labkit.report.summary import format_interval
@@ -78,6 +78,8 @@ class Claim:
     published: Callable[[], float] | None = None
     #: the original measurement's own interval of the figure, where its data give one
     original: Callable[[], Estimate] | None = None
+    #: a product's factors, each judged on its own (:class:`labkit.measure.evidence.Factor`)
+    factors: Callable[[Outcome], list[Any]] | None = None
 
     def band(self) -> published_tables.Band | None:
         """Its declared band (``data/published/bands.csv``) around its published figure, or

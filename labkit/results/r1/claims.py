@@ -23,6 +23,7 @@ from labkit.experiments.params import Params
 from labkit.kernelsrc import seek
 from labkit.kernelsrc.counts import kernel_counts
 from labkit.measure import calibration, results, stats
+from labkit.measure.evidence import Factor
 from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget, one_run
 from labkit.results.claim import Claim, EstimateFn, Experiment
@@ -266,6 +267,11 @@ def tail_speedup(rows: pd.DataFrame, confidence: float) -> Estimate:
     )
 
 
+def round_trip(rows: pd.DataFrame, confidence: float) -> Estimate:
+    """F: the live READ_FIXED round trip measured in the submission runs."""
+    return stats.median(rows, "F", confidence=confidence)
+
+
 def tail_over_head(rows: pd.DataFrame, confidence: float) -> Estimate:
     """After the fix: (F + shift tail) / (F + shift head)."""
     return stats.composed_ratio(rows, "shift tail", "shift head", fixed="F", confidence=confidence)
@@ -316,6 +322,18 @@ def _page_reason(out: Outcome) -> str:
 def _speedup_reason(out: Outcome) -> str:
     f, what = _f(out)
     return f"at {out.params.buffer // MiB} MiB, with F = {f.estimate:,.0f} ns measured ({what})"
+
+
+def _speedup_factors(out: Outcome) -> list[Factor]:
+    """The tail speed-up's factors, ~ 1 + walk / F: the walk per page and F, each against
+    its own declared band (each recorded as its own row, with its own verdict)."""
+    found = []
+    for cid, name in (("R1.ns_per_page", "walk-2019 per page"), ("R1.round_trip_ns", "F")):
+        est, band = out.session.run(cid).estimate, claim(cid).band()
+        if est is not None and band is not None and band.published is not None:
+            found.append(Factor(name, est.estimate, est.ci_low, est.ci_high, band.published,
+                                band.low, band.high, band.unit))  # fmt: skip
+    return found
 
 
 def _speedup_explained(out: Outcome) -> str:
@@ -565,6 +583,16 @@ CLAIMS: tuple[Claim, ...] = (
         explained=_speedup_explained,
         side="model",
         published=partial(seed.figure, "tail_speedup"),
+        factors=_speedup_factors,
+    ),
+    Claim(
+        id="R1.round_trip_ns",
+        label="live: round trip F of one READ_FIXED submission (a factor of the tail speed-up)",
+        unit="ns",
+        experiment=SUBMIT,
+        estimate=round_trip,
+        reason=lambda out: f"F, measured as {_f(out)[1]}, in the runs of the tail speed-up",
+        published=partial(seed.figure, "after_tail_ns"),
     ),
     Claim(
         id="R1.tail_over_head",
