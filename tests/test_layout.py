@@ -53,6 +53,9 @@ LAYERS: dict[str, int] = {
     # the real kernel code as a second oracle (issue 22): builds, drives and compares with
     # the model, the measurements' records (measure) and the model's counts (models)
     "kernelsrc": 4,
+    # the real kernel booted: x86-64 kernels of each era under QEMU, counted per call; it
+    # reuses the oracle's source handling (kernelsrc) and `labkit kernel vm` hangs off its CLI
+    "kernelvm": 4,
     # 5: what readers see
     "report": 5,
     "teach": 5,
@@ -71,6 +74,8 @@ ALLOWED_SIDEWAYS: dict[tuple[str, str], str] = {
     ("teach", "labkit.report.plots"): "the drawings use the one colour table",
     ("experiments", "labkit.published"): "analysis compares with the published figures and bands",
     ("kernelsrc", "labkit.experiments.callgrind"): "the real code's counts beside the model's",
+    ("kernelvm", "labkit.kernelsrc.build"): "the bench patches the oracle's tree with its seed cut",
+    ("kernelsrc", "labkit.kernelvm.cli"): "`labkit kernel vm` is a subcommand of `labkit kernel`",
 }
 
 #: Modules still over MAX_LINES (each must really be over it, so the list cannot go stale).
