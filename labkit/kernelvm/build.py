@@ -173,34 +173,38 @@ def _patched_files(text: str) -> list[str]:
     return re.findall(r"(?m)^\+\+\+ b/(\S+)", text)
 
 
-def _own_copy(path: Path) -> None:
-    """Make ``path`` a file of its own (not a hard link into the base tree), same bytes."""
-    if path.is_file():
-        data = path.read_bytes()
-        path.unlink()
-        path.write_bytes(data)
-
-
 def switch_patches(base: Path, tree: Path, era: str, state_file: Path) -> list[str]:
     """Make ``tree`` the base tree plus the era's patches; return the files it patched.
 
-    The files the previous era patched are restored from ``base`` first (a new file,
-    so kbuild sees it changed).
+    The patches are applied to fresh copies of the base tree's files in a scratch folder;
+    then each file the previous era or this one patches is replaced in ``tree`` only if
+    its bytes differ (a new file of its own, so kbuild sees it changed), and left alone
+    (mtime and all) if not: two eras that share a header rebuild only what differs.
     """
     state = json.loads(state_file.read_text()) if state_file.is_file() else {"files": []}
     texts = patch_texts(ERAS[era])
     if state.get("era") == era and state.get("texts") == _hash(*(t for _, t in texts)):
         return state["files"]
-    for rel in state["files"]:
-        (tree / rel).unlink(missing_ok=True)
-        shutil.copyfile(base / rel, tree / rel)
     files = sorted({f for _, t in texts for f in _patched_files(t)})
-    state_file.write_text(json.dumps({"era": None, "files": files}))
+    scratch = state_file.parent / "patching"
+    shutil.rmtree(scratch, ignore_errors=True)
     for rel in files:
-        _own_copy(tree / rel)
+        (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(base / rel, scratch / rel)
     for name, text in texts:
-        run_tool(["patch", "-p1", "-F3", "--no-backup-if-mismatch"], cwd=tree, input=text,
+        run_tool(["patch", "-p1", "-F3", "--no-backup-if-mismatch"], cwd=scratch, input=text,
                  what=f"applying {name} to 6.1", error=KernelVMError)  # fmt: skip
+    state_file.write_text(
+        json.dumps({"era": None, "files": sorted(set(files) | set(state["files"]))})
+    )
+    for rel in sorted(set(files) | set(state["files"])):
+        want = (scratch / rel if rel in files else base / rel).read_bytes()
+        target = tree / rel
+        if target.is_file() and target.read_bytes() == want:
+            continue
+        target.unlink(missing_ok=True)
+        target.write_bytes(want)
+    shutil.rmtree(scratch, ignore_errors=True)
     state_file.write_text(
         json.dumps({"era": era, "texts": _hash(*(t for _, t in texts)), "files": files})
     )
@@ -287,7 +291,7 @@ def build(
         KeyError: an unknown era or config.
     """
     ERAS[era], CONFIGS[config]  # noqa: B018 - KeyError for unknown names
-    if (why := missing_tools()) is not None:
+    if (why := missing_tools(build_only=True)) is not None:
         raise KernelVMError(why)
     root = cache_root()
     srcp = Path(src) if src else settings.kernel_src_setting()

@@ -24,7 +24,7 @@ INSTALL_HINT = (
     "libelf-dev libssl-dev xz-utils patch"
 )
 
-_TOOLS = ("qemu-system-x86_64", "gcc", "make", "bc", "flex", "bison", "patch", "tar", "xz")
+_BUILD_TOOLS = ("gcc", "make", "bc", "flex", "bison", "patch", "tar", "xz")
 
 
 class KernelVMError(RuntimeError):
@@ -108,9 +108,11 @@ def config_text(config: str) -> str:
     return "".join((CONFIG_DIR / f).read_text() for f in CONFIGS[config])
 
 
-def missing_tools() -> str | None:
-    """None if the bench's programs are all installed, else one line naming the install command."""
-    missing = [t for t in _TOOLS if shutil.which(t) is None]
+def missing_tools(*, build_only: bool = False) -> str | None:
+    """None if the bench's programs (with ``build_only``: those a build needs, not QEMU) are
+    all installed, else one line naming the install command."""
+    tools = _BUILD_TOOLS if build_only else ("qemu-system-x86_64", *_BUILD_TOOLS)
+    missing = [t for t in tools if shutil.which(t) is None]
     if missing:
         return f"the kernel bench needs {', '.join(missing)}: install with {INSTALL_HINT}"
     return None
