@@ -8,6 +8,6 @@
 :mod:`labkit.kernelvm.matrix` the eras side by side: per-call counts, savings, identities
 """
 
-from labkit.kernelvm.eras import ERAS, KernelVMError, missing_tools
+from labkit.kernelvm.eras import ERAS, missing_tools
 
-__all__ = ["ERAS", "KernelVMError", "missing_tools"]
+__all__ = ["ERAS", "missing_tools"]
