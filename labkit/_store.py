@@ -9,8 +9,8 @@ kernel bench's images):
   a temporary sibling folder (``<parent>/.<name>.tmp-<random>``); when the
   build succeeds every regular file in it is recorded (size and sha256) in
   ``manifest.json``, written last and fsynced, and the folder is renamed into
-  place (an existing one is swapped out and removed, so ``--force`` never
-  rewrites a folder a reader is using);
+  place (an existing one is exchanged with it in one ``renameat2`` step, then
+  removed, so ``--force`` never rewrites a folder a reader is using);
 * a build that fails or is killed leaves only a hidden temporary sibling,
   which the next build removes;
 * readers call :meth:`Store.verify` (or :meth:`Store.read`): every artefact
@@ -36,6 +36,7 @@ Usage::
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import fcntl
 import hashlib
@@ -50,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from labkit._files import LinkRefused, open_dir
+from labkit._untrusted import UntrustedFileError, parse_json
 
 #: The manifest's name inside a store, and its format number.
 MANIFEST = "manifest.json"
@@ -109,6 +111,27 @@ def _flock(dfd: int, name: str, shown: Path, op: int) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # drops the lock
+
+
+_RENAME_EXCHANGE = 2
+_libc: Any = None
+
+
+def _exchange(dfd: int, a: str, b: str) -> bool:
+    """Swap the names ``a`` and ``b`` of folder ``dfd`` in one step (``renameat2`` with
+    ``RENAME_EXCHANGE``); False where the system or file system cannot."""
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    fn = getattr(_libc, "renameat2", None)
+    if fn is None:
+        return False
+    if fn(dfd, os.fsencode(a), dfd, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+        return False
+    raise OSError(err, os.strerror(err), b)
 
 
 def _sha256_fd(fd: int) -> tuple[int, str]:
@@ -282,8 +305,8 @@ class Store:
         finally:
             os.close(fd)
         try:
-            m = json.loads(data)
-        except (ValueError, RecursionError):
+            m = parse_json(data, self.folder / MANIFEST, "manifest", expect=None)  # bounded depth
+        except UntrustedFileError:
             raise self._damaged(MANIFEST, "not a readable manifest (not JSON)") from None
         ok = (
             isinstance(m, dict)
@@ -327,7 +350,9 @@ class Store:
         """
         if not force:
             with contextlib.suppress(FileNotFoundError, StoreDamaged):
-                return self.verify()
+                record = self.verify()
+                self._tidy()
+                return record
         with self.building() as stage:
             if not force:
                 try:
@@ -373,6 +398,20 @@ class Store:
                         shutil.rmtree(tmp, dir_fd=pfd)
                     raise
 
+    def _tidy(self) -> None:
+        """Remove leftovers of killed builds if no build runs now (never waits)."""
+        parent = self.folder.parent
+        lock = parent / f".{self.name}.build.lock"
+        with open_dir(parent, self.root, create=False) as pfd:
+            try:
+                with _flock(pfd, lock.name, lock, fcntl.LOCK_EX | fcntl.LOCK_NB):
+                    self._remove_leftovers(pfd)
+            except BlockingIOError:
+                pass  # a build runs: it removes them itself
+            except OSError as exc:
+                if exc.errno not in (errno.EROFS, errno.EACCES):
+                    raise
+
     def _remove_leftovers(self, pfd: int) -> None:
         """Remove temporary and swapped-out siblings of killed builds (build lock held)."""
         for name in os.listdir(pfd):
@@ -413,11 +452,15 @@ class Store:
             old = None
             try:
                 os.stat(self.name, dir_fd=pfd, follow_symlinks=False)
-                old = f".{self.name}.old-{secrets.token_hex(4)}"
-                os.rename(self.name, old, src_dir_fd=pfd, dst_dir_fd=pfd)
             except FileNotFoundError:
-                pass
-            os.rename(tmp, self.name, src_dir_fd=pfd, dst_dir_fd=pfd)
+                os.rename(tmp, self.name, src_dir_fd=pfd, dst_dir_fd=pfd)
+            else:
+                if _exchange(pfd, tmp, self.name):
+                    old = tmp  # the old store, now under the temporary name
+                else:  # no atomic exchange here: move the old aside, then the new in
+                    old = f".{self.name}.old-{secrets.token_hex(4)}"
+                    os.rename(self.name, old, src_dir_fd=pfd, dst_dir_fd=pfd)
+                    os.rename(tmp, self.name, src_dir_fd=pfd, dst_dir_fd=pfd)
             os.fsync(pfd)
         if old is not None:
             st = os.stat(old, dir_fd=pfd, follow_symlinks=False)

@@ -14,13 +14,15 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import labkit
-from labkit import _files, config
+from labkit import _files, _options, config
 from labkit._extras import MissingExtraError, require_lab
+from labkit._options import check_settings
 from labkit.errors import CoreLoadError
 
 
@@ -126,9 +128,17 @@ def _bench_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="small sizes and few repeats (also LABKIT_QUICK=1)",
     )
-    parser.add_argument("--repeats", type=int, default=None, help="override the repeats per run")
     parser.add_argument(
-        "--runs", type=int, default=None, help="independent runs (worker processes)"
+        "--repeats",
+        type=_options.count(1, _options.MAX_REPEATS),
+        default=None,
+        help="override the repeats per run",
+    )
+    parser.add_argument(
+        "--runs",
+        type=_options.count(1, _options.MAX_RUNS),
+        default=None,
+        help="independent runs (worker processes)",
     )
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to")
     parser.add_argument(
@@ -290,8 +300,12 @@ def _compare_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "bundles", nargs="*", help="result bundles (default: every bundle of data/gallery)"
     )
-    parser.add_argument("--figure", help="write the figure to this file (PNG or SVG)")
-    parser.add_argument("--csv", help="write the comparison table to this CSV file")
+    parser.add_argument(
+        "--figure", help="write the figure to this file (PNG or SVG; a folder: compare.png in it)"
+    )
+    parser.add_argument(
+        "--csv", help="write the comparison table to this CSV file (a folder: compare.csv in it)"
+    )
     parser.add_argument("--markdown", action="store_true", help="one Markdown table")
 
 
@@ -299,22 +313,33 @@ def _compare(args: argparse.Namespace) -> int:
     """Bundles side by side: per claim each host's verdict, the pooled interval, findings."""
     from labkit.report import bundle, gallery  # on use: labkit --help stays fast
 
+    try:  # the output options first: nothing is read if they cannot be written
+        csv_path = _options.output_file("--csv", args.csv, ("csv",), "compare.csv")
+        fig_path = _options.output_file("--figure", args.figure, ("png", "svg"), "compare.png")
+    except _options.OutputOptionError as exc:
+        print(f"labkit compare: {exc}", file=sys.stderr)
+        return 2
     paths = args.bundles or [str(p) for p in bundle.gallery_bundles()]
     try:
         found = [bundle.load(p) for p in paths]
-        c = gallery.compare(found)
+        with warnings.catch_warnings(record=True) as notes:
+            warnings.simplefilter("always", bundle.HostsWarning)
+            c = gallery.compare(found)
     except (bundle.BundleError, ValueError) as exc:
         print(f"labkit compare: {exc}", file=sys.stderr)
         return 2
+    for note in notes:
+        print(f"labkit compare: warning: {note.message}", file=sys.stderr)
     print(gallery.format_comparison(c, markdown=args.markdown))
     try:
-        if args.csv:
-            c.table.to_csv(args.csv, index=False)
-        if args.figure:
-            gallery.plot(c).savefig(args.figure, dpi=110)
+        if csv_path is not None:
+            c.table.to_csv(csv_path, index=False)
+        if fig_path is not None:
+            gallery.plot(c).savefig(fig_path, dpi=110)
     except OSError as exc:
-        print(f"labkit compare: cannot write {exc.filename}: {exc.strerror}", file=sys.stderr)
-        return 2
+        where = exc.filename or csv_path or fig_path
+        print(f"labkit compare: OUTPUT ERROR cannot write {where}: {exc.strerror}", file=sys.stderr)
+        return 3
     return 0
 
 
@@ -384,6 +409,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         cmd.add_arguments(p)
         p.set_defaults(_run=cmd.run)
     args = parser.parse_args(argv)
+    try:
+        check_settings()  # every LABKIT_* number and place, before any work
+    except ValueError as exc:
+        print(f"labkit {args.command}: {exc}", file=sys.stderr)
+        return 2
     try:
         return int(args._run(args) or 0)
     except CoreLoadError as exc:  # a bad LABKIT_EXT_PATH, or no build: one line

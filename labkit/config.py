@@ -131,8 +131,10 @@ def budget_setting() -> float | None:
         seconds = float(text)
     except ValueError:
         seconds = float("nan")
-    if not 0 < seconds < 2**63 / 1e9:  # false for nan too
-        raise ValueError(f"LABKIT_TIME_BUDGET={text!r} is not a number of seconds > 0")
+    if not 0.01 <= seconds <= 1e6:  # false for nan too; below 10 ms no batch completes
+        raise ValueError(
+            f"LABKIT_TIME_BUDGET={text!r} is not a number of seconds >= 0.01 and <= 1e+06"
+        )
     return seconds
 
 

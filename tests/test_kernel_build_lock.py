@@ -1,21 +1,19 @@
 """The kernel oracle's build lock: one build of an era at a time, across processes.
 
 pytest-xdist's workers and ``.ci/run``'s background build may ask for the same era at once;
-``labkit.kernelsrc.build`` holds an exclusive ``flock`` on ``<build>.lock`` (and on
+``labkit.kernelsrc.tree.locked`` holds an exclusive ``flock`` on ``<build>.lock`` (and on
 ``<tree>.lock`` while extracting), so the second waits and then finds the first's build.
 """
 
 from __future__ import annotations
 
 import fcntl
-import importlib
 import subprocess
 import sys
 
 import pytest
 
-# the module, not the function labkit.kernelsrc exports under the same name
-build = importlib.import_module("labkit.kernelsrc.build")
+from labkit.kernelsrc import tree
 
 
 def _try_lock(path) -> bool:
@@ -31,7 +29,7 @@ def _try_lock(path) -> bool:
 
 def test_the_lock_is_held_inside_and_released_after(tmp_path):
     lock = tmp_path / "sub" / "era.lock"
-    with build._locked(lock):
+    with tree.locked(lock):
         assert lock.exists()
         assert not _try_lock(lock)  # another thread of this process would wait
     assert _try_lock(lock)
@@ -39,7 +37,7 @@ def test_the_lock_is_held_inside_and_released_after(tmp_path):
 
 def test_the_lock_is_released_when_the_block_raises(tmp_path):
     lock = tmp_path / "era.lock"
-    with pytest.raises(RuntimeError), build._locked(lock):
+    with pytest.raises(RuntimeError), tree.locked(lock):
         raise RuntimeError("a failed build")
     assert _try_lock(lock)
 
@@ -52,7 +50,7 @@ def test_another_process_cannot_take_the_lock(tmp_path):
         "try:\n    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
         "except BlockingIOError:\n    sys.exit(3)\n"
     )
-    with build._locked(lock):
+    with tree.locked(lock):
         held = subprocess.run([sys.executable, "-c", probe, str(lock)], timeout=60)
     free = subprocess.run([sys.executable, "-c", probe, str(lock)], timeout=60)
     assert (held.returncode, free.returncode) == (3, 0)

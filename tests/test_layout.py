@@ -33,6 +33,8 @@ LAYERS: dict[str, int] = {
     "_files": 0,
     "_store": 0,
     "_tools": 0,
+    "_untrusted": 0,
+    "_options": 0,
     "_build": 0,
     "_extras": 0,
     "budget": 0,

@@ -129,3 +129,9 @@ def hangs_with_a_child(pidfile: str) -> runner.Rows:
     os.replace(pidfile + ".tmp", pidfile)
     time.sleep(600)
     return []
+
+
+@workers.target("test.uneven_rows")
+def uneven_rows() -> list[dict]:
+    """Rows whose keys differ from row to row (the second has one the first lacks)."""
+    return [{"a": 1}, {"a": 2, "b": 3}]

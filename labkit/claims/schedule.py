@@ -82,11 +82,14 @@ class Job:
     looks: Looks | None = None
     runs: int = 1
     seconds: float = 0.0  #: this job's own measuring time
+    failed: str = ""  #: why its runs stopped with an error ("" if they did not)
     frames: list[pd.DataFrame] = field(default_factory=list)
     pending: list[pd.DataFrame] = field(default_factory=list)
 
     def wanted(self) -> int:
         """Runs still wanted before the next look (or in all, without looks); 0: done."""
+        if self.failed:
+            return 0
         if self.looks is not None:
             return self.looks.want - len(self.pending)
         return self.runs - len(self.frames)
@@ -131,10 +134,21 @@ def interleave(
             if on_run is not None:
                 on_run(rnd, job)
             t0 = clock()
-            rows = job.one_run()
-            job.seconds += clock() - t0
+            try:
+                rows = job.one_run()
+            except Exception as exc:  # noqa: BLE001 - one experiment's failure stops only it
+                job.failed = failure_text(exc)
+                continue
+            finally:
+                job.seconds += clock() - t0
             job.take(rows)
         rnd += 1
+
+
+def failure_text(exc: BaseException) -> str:
+    """An experiment's failure in one line: the exception's type and first line."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def experiments() -> list[Experiment]:
@@ -193,10 +207,13 @@ def measure_session(
     sessions: int = 1,
     first: bool = True,
     on_run: Callable[[int, Job], None] | None = None,
+    failed: dict[tuple[str, str], str] | None = None,
 ) -> list[Measured]:
     """Measure ``plan`` (:meth:`Session.plan`'s pairs) interleaved, into ``session``, one
     of ``sessions`` (:func:`job_of`).  An experiment of one run (a sweep drawn as a
-    figure, judged by no claim) is measured in the ``first`` session only."""
+    figure, judged by no claim) is measured in the ``first`` session only.  An
+    experiment whose run raises is left out, its cause put in ``failed`` (by experiment
+    id and parameters key); the others go on."""
     pairs, jobs = [], []
     for exp, p in plan:
         why = exp.unavailable(p) if exp.unavailable is not None else ""
@@ -207,6 +224,10 @@ def measure_session(
     interleave(jobs, on_run=on_run)
     out = []
     for (exp, p), job in zip(pairs, jobs, strict=True):
+        if job.failed:
+            if failed is not None:
+                failed.setdefault((exp.id, p.key()), job.failed)
+            continue
         seq = job.sequential()
         data = job.data().assign(**{SESSION_COLUMN: session.name})
         conf = DEFAULT_CONFIDENCE if seq is None else seq.confidence
@@ -261,6 +282,9 @@ def phase(
     ``sessions`` defaults to :func:`default_sessions`; ``plan`` to every timed
     experiment with its parameters for the mode.
 
+    An experiment whose runs fail is recorded as failed, with its cause (a notebook
+    reading it shows the failure); the others are measured as usual.
+
     Raises:
         ValueError: for fewer than 1 session or a negative pause.
         OSError: when the rows cannot be written.
@@ -274,6 +298,7 @@ def phase(
         plan = [(e, e.params.for_mode(quick)) for e in experiments() if timed(e)]
     stored.clear(out)
     names, per_session = [], []
+    failed: dict[tuple[str, str], str] = {}
     t0 = time.monotonic()
     for k in range(1, int(sessions) + 1):
         if k > 1:
@@ -289,13 +314,17 @@ def phase(
                 _say(f"session {k} of {sessions}, round {rnd + 1}: {job.name}")
 
         per_session.append(
-            measure_session(s, plan, sessions=int(sessions), first=k == 1, on_run=show)
+            measure_session(
+                s, plan, sessions=int(sessions), first=k == 1, on_run=show, failed=failed
+            )
         )
+    for (exp_id, _), cause in failed.items() if progress else ():
+        _say(f"{exp_id} failed: {cause}")
     if progress:
         _say(f"measured {len(plan)} experiments in {sessions} session(s), "
              f"{time.monotonic() - t0:.0f} s")  # fmt: skip
-    entries = _combine(per_session)
-    where = stored.write(out, quick, names, entries)
+    entries = [e for e in _combine(per_session) if (e[0], e[1]) not in failed]
+    where = stored.write(out, quick, names, entries, failed=failed)
     if not quick:  # the result tables, once (the notebooks' save_results skips these rows)
         results.save_all(_result_frames(entries), data_dir=out)
     return where

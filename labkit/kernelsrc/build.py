@@ -30,17 +30,14 @@ never written: the build works in a copy of it.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import hashlib
 import json
 import os
 import re
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,7 +45,15 @@ import platformdirs
 
 from labkit import _files, config
 from labkit._store import Stage, Store, StoreDamaged
-from labkit._tools import ToolFailed, run_tool
+from labkit._tools import run_tool
+from labkit.kernelsrc.tree import (
+    KernelSourceError,
+    copy_parts,
+    extract_tree,
+    no_links,
+    remove_path,
+    run_step,
+)
 
 GLUE = Path(__file__).resolve().parent / "glue"
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -65,26 +70,6 @@ INSTALL_HINT = (
 #: a distribution kernel's (CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE: -O2, given as KCFLAGS,
 #: which kbuild appends after the config's -Os, so the last -O wins).
 OPT_LEVELS: dict[str, str] = {"defconfig": "", "O2": "-O2"}
-
-#: Directories and files of a tree the build reads (the rest is not extracted).
-_EXTRACT = (
-    "Makefile",
-    "Kbuild",
-    "Kconfig",
-    "scripts",
-    "include",
-    "arch/um",
-    "arch/x86",
-    "lib",
-    "kernel",
-    "init",
-    "tools/include",
-)
-
-
-class KernelSourceError(ToolFailed):
-    """A kernel tree, a tool or a build step is missing or failed, or a cached build is
-    damaged; the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -227,95 +212,6 @@ def _glue_hash() -> str:
     return _hash(*(p.read_bytes() for p in sorted(GLUE.glob("*.[ch]"))))
 
 
-def _run(cmd: list[str], cwd: Path | None = None, what: str = "", env: dict | None = None) -> str:
-    """Run a build step; a failure is a KernelSourceError naming the tool, its last
-    stderr line, then the end of its log."""
-    proc = run_tool(cmd, cwd=cwd, what=what, env=env, error=KernelSourceError, tail_lines=25)
-    return proc.stdout
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the file ``path`` (created if needed) for the block.
-
-    ``flock`` locks belong to an open file, so the lock excludes other threads of this
-    process as well as other processes: ``build_all``'s threads, pytest-xdist's workers
-    and a build started in the background by ``.ci/run`` wait for each other.
-    """
-    with _files.open_dir(path.parent, create=True) as dfd:
-        try:
-            fd = os.open(
-                path.name,
-                os.O_WRONLY
-                | os.O_APPEND
-                | os.O_CREAT
-                | os.O_NOFOLLOW
-                | os.O_CLOEXEC
-                | os.O_NONBLOCK,
-                0o666,
-                dir_fd=dfd,
-            )
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise _files.LinkRefused(path) from None
-            raise
-    with open(fd, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def extract_tree(archive: Path, dest: Path, root: Path | None = None) -> Path:
-    """Extract the parts of a Debian kernel source archive the build needs; return the tree.
-
-    The parts go to a temporary sibling, marked complete, then renamed to ``dest``; a
-    killed extraction leaves only the sibling, removed by the next. No link between
-    ``root`` (default: ``dest``'s parent) and ``dest`` is followed.
-    """
-    _no_links(dest, root if root is not None else dest.parent)
-    with _locked(dest.with_name(dest.name + ".lock")):  # 6.1 and 6.1+ubuf extract it once
-        return _extract_tree(archive, dest)
-
-
-def _extract_tree(archive: Path, dest: Path) -> Path:
-    done = dest / ".labkit-extracted"
-    top = archive.name.removesuffix(".tar.xz")
-    if done.is_file() and not done.is_symlink() and (dest / top).is_dir():
-        return dest / top
-    tmp = dest.with_name(dest.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    members = [f"{top}/{p}" for p in _EXTRACT]
-    _run(
-        ["tar", "-xJf", str(archive), "-C", str(tmp), "--wildcards", "--no-wildcards-match-slash",
-         *members, "--wildcards-match-slash", f"{top}/*Kconfig*"],
-        what=f"extracting {archive.name}",
-    )  # fmt: skip
-    (tmp / ".labkit-extracted").touch()
-    _remove(dest)
-    tmp.rename(dest)
-    return dest / top
-
-
-def _remove(path: Path) -> None:
-    """Remove a folder or file (a link itself, never what it points to); nothing if absent."""
-    if path.is_symlink() or (path.exists() and not path.is_dir()):
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path)
-
-
-def _no_links(path: Path, root: Path) -> None:
-    """Make ``path`` (a folder under ``root``); LinkRefused (a KernelSourceError line) if a
-    component below ``root`` is a link."""
-    try:
-        _files.make_dirs(path, root)
-    except _files.LinkRefused as exc:
-        raise KernelSourceError(f"{exc} (in the kernel cache)") from None
-
-
 def _era_tree(era: Era, base: Path, work: Path, *, users: bool) -> Path:
     """A tree for the era in ``work/src``: a copy of ``base`` with its patches applied.
 
@@ -326,12 +222,12 @@ def _era_tree(era: Era, base: Path, work: Path, *, users: bool) -> Path:
     """
     texts = _patch_texts(era)
     tree = work / "src"
-    _remove(tree)
+    remove_path(tree)
     work.mkdir(parents=True, exist_ok=True)
     if users:
-        _copy_parts(base, tree)
+        copy_parts(base, tree)
     else:
-        _run(["cp", "-al", str(base), str(tree)], what="copying the tree")
+        run_step(["cp", "-al", str(base), str(tree)], what="copying the tree")
     for rel in ("lib/iov_iter.c", "include/linux/uio.h"):  # the files the patches touch
         target = tree / rel
         data = target.read_bytes()
@@ -348,31 +244,6 @@ def _era_tree(era: Era, base: Path, work: Path, *, users: bool) -> Path:
     return tree
 
 
-def _copy_parts(base: Path, tree: Path) -> None:
-    """Copy the parts of the user's tree ``base`` the build reads into ``tree`` (writable)."""
-    try:
-        tree.mkdir(parents=True)
-        for rel in _EXTRACT:
-            src = base / rel
-            if src.is_dir() and not src.is_symlink():
-                shutil.copytree(src, tree / rel, symlinks=True, dirs_exist_ok=True)
-            elif src.is_file():
-                (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, tree / rel)
-        for src in base.rglob("Kconfig*"):
-            dst = tree / src.relative_to(base)
-            if src.is_file() and not src.is_symlink() and not dst.exists():
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dst)
-        for folder, _dirs, files in os.walk(tree):
-            for name in [".", *files]:
-                p = os.path.join(folder, name)
-                if not os.path.islink(p):
-                    os.chmod(p, os.stat(p).st_mode | 0o200)
-    except OSError as exc:
-        raise KernelSourceError(f"copying the tree {base}: {exc}") from None
-
-
 def _kbuild(tree: Path, out: Path, era: Era, opt_flags: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     shim, text = tree / "lib" / "lko_shim.c", (GLUE / "lko_shim.c").read_bytes()
@@ -380,9 +251,9 @@ def _kbuild(tree: Path, out: Path, era: Era, opt_flags: str) -> None:
     shim.write_bytes(text)
     make = ["make", "-s", "ARCH=um", f"O={out}", f"-j{min(os.cpu_count() or 1, 4)}"]
     if not (out / ".config").exists():
-        _run([*make, "defconfig"], cwd=tree, what="make ARCH=um defconfig")
+        run_step([*make, "defconfig"], cwd=tree, what="make ARCH=um defconfig")
     kcflags = " ".join([opt_flags, *(f"-D{d}" for d in era.defines)]).strip()
-    _run(
+    run_step(
         [*make, f"KCFLAGS={kcflags}", "lib/iov_iter.o", "lib/lko_shim.o"],
         cwd=tree,
         what=f"make ARCH=um lib/iov_iter.o ({era.name}, {opt_flags or 'defconfig'})",
@@ -397,15 +268,17 @@ def _link(objdir: Path, dest: Path, opt: str) -> None:
     rt_pic = dest / "lko_runtime-pic.o"
     rt = dest / "lko_runtime.o"
     if not rt_pic.exists():
-        _run(["gcc", "-O2", "-fPIC", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt_pic)])
-        _run(["gcc", "-O2", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt)])
+        run_step(
+            ["gcc", "-O2", "-fPIC", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt_pic)]
+        )
+        run_step(["gcc", "-O2", "-Wall", "-c", str(GLUE / "lko_runtime.c"), "-o", str(rt)])
     # the kernel objects are -mcmodel=large -fno-PIE: text relocations are expected
-    _run(
+    run_step(
         ["gcc", "-shared", "-o", str(dest / f"liblko-{opt}.so"), str(kobj), str(shim), str(rt_pic),
          "-Wl,-Bsymbolic", "-Wl,-z,notext", "-Wl,-z,defs"],
         what="linking the oracle library",
     )  # fmt: skip
-    _run(
+    run_step(
         ["gcc", "-O2", "-no-pie", "-I", str(GLUE), "-o", str(dest / f"lko-drive-{opt}"),
          str(GLUE / "lko_drive.c"), str(kobj), str(shim), str(rt)],
         what="linking the callgrind driver",
@@ -414,7 +287,7 @@ def _link(objdir: Path, dest: Path, opt: str) -> None:
 
 def _tree_identity(archive: Path | None, src: Path | None) -> str:
     if src is not None:
-        version = _run(["make", "-s", "kernelversion"], cwd=src).strip()
+        version = run_step(["make", "-s", "kernelversion"], cwd=src).strip()
         return f"src:{src.resolve()}:{version}"
     assert archive is not None
     st = archive.stat()
@@ -422,7 +295,7 @@ def _tree_identity(archive: Path | None, src: Path | None) -> str:
 
 
 def _gcc_version() -> str:
-    return _run(["gcc", "-dumpfullversion"]).strip()
+    return run_step(["gcc", "-dumpfullversion"]).strip()
 
 
 def build(
@@ -458,7 +331,7 @@ def build(
     key = _key(e, archive, src_path)
     root = _cache_root()
     store = _store(root, e, key, src_path)
-    _no_links(store.folder.parent, root)
+    no_links(store.folder.parent, root)
     made: list[bool] = []
 
     def make(stage: Stage) -> None:

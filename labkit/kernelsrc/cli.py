@@ -6,6 +6,8 @@ import argparse
 import sys
 import time
 
+from labkit import _options
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``labkit kernel``."""
@@ -19,13 +21,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     b.add_argument("--src", help="a kernel tree to build instead of Debian's linux-source package")
     b.add_argument("--force", action="store_true", help="rebuild even if cached")
     d = sub.add_parser("diff", help="differential sequences: labkit's model against the real code")
-    d.add_argument("--sequences", type=int, default=2000, help="sequences per era pair")
+    d.add_argument(
+        "--sequences",
+        type=_options.count(1, _options.MAX_SEQUENCES),
+        default=2000,
+        help="sequences per era pair (>= 1)",
+    )
     d.add_argument("--seed", type=int, default=1)
     sub.add_parser("counts", help="instructions of the real code per call (callgrind)")
     u = sub.add_parser(
         "boot", help="a real 6.1 kernel's readv() import (user-mode-linux), beside the host's"
     )
-    u.add_argument("--timeout", type=float, default=60.0, help="seconds for the boot (default 60)")
+    u.add_argument(
+        "--timeout",
+        type=_options.seconds(),
+        default=60.0,
+        help="seconds for the boot (default 60)",
+    )
     u.add_argument(
         "--xstate-shim",
         choices=("auto", "on", "off"),

@@ -125,11 +125,17 @@ def _callgrind(
             *args,
         ]
         run_tool(cmd, what=f"callgrind of {driver.name} {' '.join(args)}", error=KernelSourceError)
+        by_fn = _by_function(out, kernel_fns)
+        positive_count(  # the toggled calls ran kernel code: none counted means nothing ran
+            sum(by_fn.values()),
+            f"instructions of the kernel's functions in {driver.name} {' '.join(args)}",
+            error=KernelSourceError,
+        )
         if frames:
             per_fn = instruction_classes(out)
             none = {"frame": 0, "access": 0}
-            return _by_function(out, kernel_fns), {f: per_fn.get(f, none) for f in kernel_fns}
-        return _by_function(out, kernel_fns) if split else _kernel_ir(out, kernel_fns)
+            return by_fn, {f: per_fn.get(f, none) for f in kernel_fns}
+        return by_fn if split else sum(by_fn.values())
 
 
 def _per_call(

@@ -32,7 +32,8 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
-from labkit import _files, config
+from labkit import _files, _untrusted, config
+from labkit._untrusted import UntrustedFileError
 from labkit.measure.envinfo import environment
 from labkit.measure.runner import COLUMNS
 
@@ -187,7 +188,7 @@ def save_all(
     return f"saved {len(kept)} result files under {where / 'results'}: {', '.join(kept)}"
 
 
-class ResultFileError(ValueError):
+class ResultFileError(UntrustedFileError):
     """A saved result file that does not hold what :func:`save` writes.
 
     Attributes:
@@ -195,46 +196,19 @@ class ResultFileError(ValueError):
         reason: what is wrong with it, in a few words.
     """
 
-    def __init__(self, path: Path | str, reason: str) -> None:
-        self.path = Path(path)
-        self.reason = reason
-        super().__init__(f"{self.path}: {reason}")
-
 
 #: Largest result table :func:`load_run` reads (labkit's largest is a few MB).
 MAX_CSV_BYTES = 256 << 20
 #: Largest environment record read.
 MAX_RECORD_BYTES = 4 << 20
-#: Deepest nesting of arrays and objects accepted in an environment record (labkit's: 3).
-MAX_JSON_DEPTH = 32
-
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
-
-
-def json_depth(text: str) -> int:
-    """The deepest nesting of arrays and objects in JSON ``text`` (strings skipped)."""
-    depth = deepest = 0
-    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
-        depth += 1 if m.group() in "[{" else -1
-        deepest = max(deepest, depth)
-    return deepest
 
 
 def _read_text(path: Path, what: str) -> str:
     limit = MAX_RECORD_BYTES if path.suffix == ".json" else MAX_CSV_BYTES
     try:
-        data = _files.read_regular(path, limit)  # no FIFO, device, folder; bounded size
-    except OSError as exc:
-        raise ResultFileError(path, f"cannot read the {what}: {exc.strerror or exc}") from None
-    if not data.strip():
-        raise ResultFileError(path, f"the {what} is empty")
-    if b"\0" in data:
-        raise ResultFileError(path, f"the {what} is binary, not text")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ResultFileError(path, f"the {what} is not UTF-8 text") from None
+        return _untrusted.read_text(path, limit, what)  # regular file, bounded, UTF-8
+    except UntrustedFileError as exc:
+        raise ResultFileError(exc.path, exc.reason) from None
 
 
 def _read_record(json_path: Path) -> dict[str, Any] | None:
@@ -242,18 +216,10 @@ def _read_record(json_path: Path) -> dict[str, Any] | None:
     if not (json_path.exists() or json_path.is_symlink()):
         return None
     text = _read_text(json_path, "environment record")
-    if json_depth(text) > MAX_JSON_DEPTH:
-        raise ResultFileError(
-            json_path, f"the environment record is nested deeper than {MAX_JSON_DEPTH} levels"
-        )
     try:
-        record = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise ResultFileError(json_path, f"the environment record is not JSON ({exc})") from None
-    if not isinstance(record, dict):
-        raise ResultFileError(
-            json_path, f"the environment record is a JSON {type(record).__name__}, not an object"
-        )
+        record = _untrusted.parse_json(text, json_path, "environment record")
+    except UntrustedFileError as exc:
+        raise ResultFileError(exc.path, exc.reason) from None
     env, rows, columns = record.get("env", {}), record.get("rows"), record.get("columns")
     if not isinstance(env, dict):
         raise ResultFileError(json_path, "its 'env' is not an object")
@@ -290,6 +256,10 @@ def load_run(
     text = _read_text(csv_path, "CSV file")
     if not text.endswith("\n"):
         raise ResultFileError(csv_path, "truncated: the last row does not end with a newline")
+    try:
+        _untrusted.check_csv_fields(text, csv_path)  # no row wider than the header
+    except UntrustedFileError as exc:
+        raise ResultFileError(exc.path, exc.reason) from None
     try:
         df = pd.read_csv(io.StringIO(text), **READ_CSV_EXACT)
     except Exception as exc:  # noqa: BLE001 - whatever pandas makes of it: named, refused

@@ -348,7 +348,10 @@ def _one_run(
 
     with open(out, "rb") as f:
         rows = pickle.load(f)  # written by our own worker into our private directory
-    return rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=list(rows[0]))
+    if isinstance(rows, pd.DataFrame):
+        return rows
+    # every key of every row, in order of first appearance; a row's missing keys are empty
+    return pd.DataFrame(rows, columns=list(dict.fromkeys(k for row in rows for k in row)))
 
 
 def _kill_group(proc: Any) -> None:

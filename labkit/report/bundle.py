@@ -25,6 +25,7 @@ import json
 import re
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from labkit import config
+from labkit import _untrusted, config
 from labkit.measure import host as _host
 from labkit.measure.envinfo import host_of
 from labkit.report.run_state import load_state
@@ -186,37 +187,79 @@ def write(
     return dest
 
 
+#: Largest file of a bundle read back (bytes).
+MAX_FILE_BYTES = 256 << 20
+
+
 def load(path: str | Path) -> Bundle:
     """Read a bundle, checking its format and every file's hash.
 
+    Every file is read by the one reader of untrusted files (:mod:`labkit._untrusted`:
+    regular files only, bounded size and depth, an object where one is expected).
+
     Raises:
-        BundleError: no manifest, another format, a file missing or altered.
+        BundleError: no manifest, another format, a file missing, altered or malformed.
     """
     p = Path(path)
     man_path = p / "manifest.json"
+    if not (man_path.exists() or man_path.is_symlink()):
+        raise BundleError(f"{p}: not a labkit bundle (no manifest.json)")
     try:
-        manifest = json.loads(man_path.read_text())
-    except FileNotFoundError:
-        raise BundleError(f"{p}: not a labkit bundle (no manifest.json)") from None
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{man_path}: unreadable ({exc})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise BundleError(f"{p}: format {manifest.get('format')!r}, expected {FORMAT!r}")
-    for rel, digest in (manifest.get("files") or {}).items():
-        f = p / rel
-        if not f.is_file():
-            raise BundleError(f"{p}: {rel} is missing")
-        if _sha256(f) != digest:
-            raise BundleError(f"{p}: {rel} was changed after the bundle was written")
-    for need in ("summary.csv", "environment.json"):
-        if need not in (manifest.get("files") or {}):
-            raise BundleError(f"{p}: the manifest lists no {need}")
-    return Bundle(
-        p,
-        manifest,
-        pd.read_csv(p / "summary.csv"),
-        json.loads((p / "environment.json").read_text()),
-    )
+        manifest = _untrusted.read_json(man_path, "manifest")
+        files = manifest.get("files") or {}
+        if manifest.get("format") != FORMAT:
+            raise BundleError(f"{p}: format {manifest.get('format')!r}, expected {FORMAT!r}")
+        if not isinstance(files, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+        ):
+            raise BundleError(f"{man_path}: its 'files' is not an object of names and hashes")
+        for rel, digest in files.items():
+            f = p / rel
+            if Path(rel).is_absolute() or ".." in Path(rel).parts:
+                raise BundleError(f"{p}: the manifest names a file outside the bundle ({rel})")
+            if not (f.exists() or f.is_symlink()):
+                raise BundleError(f"{p}: {rel} is missing")
+            if _untrusted.sha256_of(f, MAX_FILE_BYTES) != digest:
+                raise BundleError(f"{p}: {rel} was changed after the bundle was written")
+        for need in ("summary.csv", "environment.json"):
+            if need not in files:
+                raise BundleError(f"{p}: the manifest lists no {need}")
+        summary = _untrusted.read_csv(p / "summary.csv", "summary", limit=MAX_FILE_BYTES)
+        environment = _untrusted.read_json(p / "environment.json", "environment record")
+    except _untrusted.UntrustedFileError as exc:
+        raise BundleError(str(exc)) from None
+    return Bundle(p, manifest, summary, environment)
+
+
+class HostsWarning(UserWarning):
+    """A bundle given twice (counted once), or bundles of one host (pooled as one host)."""
+
+
+def one_per_host(bundles: Iterable[Bundle]) -> list[Bundle]:
+    """The bundles with each bundle once (by folder or by content); a :class:`HostsWarning`
+    names what was dropped and the bundles that share a host fingerprint (which a
+    comparison pools as one host)."""
+    kept: list[Bundle] = []
+    notes: list[str] = []
+    seen: dict[Any, Bundle] = {}
+    for b in bundles:
+        ident = json.dumps(b.manifest.get("files") or {}, sort_keys=True)
+        first = seen.get(b.path.resolve()) or seen.get(ident)
+        if first is not None:
+            notes.append(f"{b.path} is the same bundle as {first.path}: counted once")
+            continue
+        seen[b.path.resolve()] = seen[ident] = b
+        kept.append(b)
+    hosts: dict[str, list[Bundle]] = {}
+    for b in kept:
+        hosts.setdefault(b.fingerprint, []).append(b)
+    for fp, group in hosts.items():
+        if len(group) > 1:
+            names = ", ".join(str(b.path) for b in group)
+            notes.append(f"{names} come from one host ({fp}): pooled as one host")
+    for note in notes:
+        warnings.warn(note, HostsWarning, stacklevel=2)
+    return kept
 
 
 def from_reproduction(out: str | Path, dest: str | Path | None = None) -> Path:

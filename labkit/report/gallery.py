@@ -39,7 +39,7 @@ from labkit.measure.resampling import Estimate
 from labkit.measure.sessions import random_effects
 from labkit.measure.verdicts import NOT_COMPARABLE, judge, verdict
 from labkit.report import gallery_plot
-from labkit.report.bundle import Bundle
+from labkit.report.bundle import Bundle, one_per_host
 from labkit.report.summary_format import number as _num
 
 _KEY = ["key"]
@@ -180,6 +180,7 @@ def _pooled(seen: list[tuple[str, Any, Bundle]]) -> tuple[dict[str, Any], str]:
 
     ``seen`` holds (host label, row, bundle) of the hosts that measured the claim."""
     measured = [(lab, r, b) for lab, r, b in seen if math.isfinite(_num(r.get("estimate")))]
+    measured = list({b.fingerprint: (lab, r, b) for lab, r, b in measured}.values())  # 1/host
     rows = [r for _, r, _ in measured]
     if len(rows) < 2:
         return {}, "measured on fewer than two hosts"
@@ -374,6 +375,7 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
     """
     if len(bundles) < 2:
         raise ValueError(f"compare needs at least two bundles, got {len(bundles)}")
+    bundles = one_per_host(bundles)  # each bundle once; a HostsWarning says what was pooled
     labels = _labels(bundles)
     bands = published.bands()  # once for every bundle's rows
     tables = []

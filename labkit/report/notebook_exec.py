@@ -12,6 +12,7 @@ dies, its last lines are quoted in the failure.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import signal
 import threading
@@ -356,7 +357,7 @@ def execute(
             progress_bar=False,
             log_output=False,
             kernel_name="python3",
-            execution_timeout=timeout,
+            execution_timeout=None if timeout is None else math.ceil(timeout),
             kernel_manager_class=manager,
             on_cell_start=cell_started,
             on_cell_executed=cell_done,

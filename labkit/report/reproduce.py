@@ -377,7 +377,11 @@ def _run_locked(
     items = _plan(nbs, out_path, params, force, html_report)
     if measure is not None and any(i.run and i.error is None and _reads_claims(i) for i in items):
         t0 = time.perf_counter()
-        measure(out_path, bool(quick))  # Ctrl-C here: KeyboardInterrupt, nothing kept
+        try:  # Ctrl-C here: KeyboardInterrupt, nothing kept
+            measure(out_path, bool(quick))
+        except (OSError, OutputError) as exc:  # rows not written: the notebooks measure
+            err = exc if isinstance(exc, OutputError) else OutputError.from_oserror(exc, out_path)
+            rep.output_errors.append(f"the measuring phase: {err}")
         rep.measured_s = time.perf_counter() - t0
         for i in items:  # a notebook that reads the claims reads the new measurements
             if i.error is None and not i.run and _reads_claims(i):

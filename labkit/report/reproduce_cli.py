@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from labkit import _options
 from labkit.report import summary as report
 from labkit.report.reproduce import (
     EXIT_INTERRUPTED,
@@ -173,7 +174,7 @@ def add_arguments(parser: Any) -> None:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_options.seconds(),
         default=None,
         metavar="SECONDS",
         help="time allowed per cell (default: no limit)",
@@ -181,7 +182,7 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument(
         "--jobs",
         "-j",
-        type=int,
+        type=_options.count(1, _options.MAX_JOBS),
         default=None,
         metavar="N",
         help="notebooks run at once (default: one per CPU, at most 4; 1: one after "
@@ -191,7 +192,7 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     parser.add_argument(
         "--sessions",
-        type=int,
+        type=_options.count(1, _options.MAX_SESSIONS),
         default=None,
         metavar="N",
         help="repeat the measuring phase (every experiment's runs, interleaved) N times, "
@@ -200,7 +201,7 @@ def add_arguments(parser: Any) -> None:
     )
     parser.add_argument(
         "--pause",
-        type=float,
+        type=_options.number(high=_options.MAX_PAUSE_S, unit="seconds"),
         default=30.0,
         metavar="SECONDS",
         help="pause between sessions (default 30)",
