@@ -16,7 +16,7 @@ BUILD_INPUTS := pyproject.toml setup.py labkit/_build.py \
 # named labkit) is in the README, under Troubleshooting.
 QUIET_PIP := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q
 
-.PHONY: reproduce reference test test-fast install install-test clean gallery kernel-oracle
+.PHONY: reproduce reference test test-fast install install-test clean gallery kernel-oracle kernel-vm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -67,3 +67,8 @@ clean:
 # built with each tree's own kbuild and cached (labkit.kernelsrc.INSTALL_HINT says what it needs)
 kernel-oracle: install
 	$(BIN)/labkit kernel build
+
+# the kernel bench: x86-64 kernels of each era under QEMU TCG, counted per call, the whole
+# matrix with attribution (labkit.kernelvm.INSTALL_HINT says what it needs); OUT= the folder
+kernel-vm: install
+	$(BIN)/python benchmarks/kernel_vm_matrix.py --out $(or $(OUT),kernel-vm-out)

@@ -55,6 +55,9 @@ LAYERS: dict[str, int] = {
     # the real kernel code as a second oracle: builds, drives and compares with
     # the model, the measurements' records (measure) and the model's counts (models)
     "kernelsrc": 4,
+    # the real kernel booted: x86-64 kernels of each era under QEMU, counted per call; it
+    # reuses the oracle's source handling (kernelsrc) and `labkit kernel vm` hangs off its CLI
+    "kernelvm": 4,
     # 5: what readers see: summary rows and verdicts, saved figures, bundles, the gallery
     "report": 5,
     "teach": 5,
@@ -79,6 +82,8 @@ ALLOWED_SIDEWAYS: dict[tuple[str, str], str] = {
     ("teach", "labkit.report.plots"): "the drawings use the one colour table",
     ("experiments", "labkit.published"): "analysis compares with the published figures and bands",
     ("kernelsrc", "labkit.experiments.callgrind"): "the real code's counts beside the model's",
+    ("kernelvm", "labkit.kernelsrc.build"): "the bench patches the oracle's tree with its seed cut",
+    ("kernelsrc", "labkit.kernelvm.cli"): "`labkit kernel vm` is a subcommand of `labkit kernel`",
 }
 
 #: The public surface: every name of every ``__all__``, one ``module.name`` a line.  A change to

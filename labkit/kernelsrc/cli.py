@@ -45,12 +45,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="preload labkit's xstate shim into UML (auto: on AMX hosts or after a failed boot)",
     )
     u.add_argument("--save", action="store_true", help="save the result file (data dir)")
+    from labkit.kernelvm.cli import add_arguments as add_vm_arguments  # the bench's own options
+
+    add_vm_arguments(sub.add_parser("vm", help="the kernel bench: x86-64 kernels under QEMU"))
 
 
 def run(args: argparse.Namespace) -> int:
     """Run ``labkit kernel ACTION``."""
     from labkit.kernelsrc.build import KernelSourceError, build, build_all
 
+    if args.kernel_command == "vm":
+        from labkit.kernelvm.cli import run as run_vm  # the bench, loaded when asked
+
+        return run_vm(args)
     try:
         if args.kernel_command == "build":
             t0 = time.monotonic()

@@ -1,0 +1,247 @@
+"""The eras side by side: boots, per-call counts, savings, identities and attribution.
+
+A *plan* lists what to boot: per configuration and CPU model, the eras and the guest's
+groups.  Each (era, config, cpu, groups) is booted ``boots`` times (two QEMU processes
+at a time); every boot's rows are kept.  The figure of a case is the modal batch's
+instructions per call; :func:`summarize` says how many batches agree within a boot and
+how many boots agree with each other.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from labkit._files import atomic_write
+from labkit.kernelvm import attrib, build, guest, qemu
+
+
+@dataclass(frozen=True)
+class Step:
+    """Boot each of ``eras`` with ``config`` on ``cpu`` and run ``groups``."""
+
+    config: str
+    cpu: str
+    eras: tuple[str, ...]
+    groups: tuple[str, ...]
+
+
+#: The whole era matrix (benchmarks/kernel_vm_matrix.py).
+MATRIX: tuple[Step, ...] = (
+    Step("base", "max", ("6.1", "6.1+v1", "6.1+merged", "6.1+r3"),
+         ("import", "floor", "zero", "uring", "nullblk")),
+    Step("base", "max", ("6.1", "6.1-r1fix"), ("fixed",)),
+    Step("base", "max-erms", ("6.1", "6.1+v1", "6.1+merged"), ("import", "floor", "zero", "uring")),
+    Step("mitigations", "max", ("6.1", "6.1+v1", "6.1+merged", "6.1+r3"),
+         ("import", "floor", "zero", "uring", "nullblk")),
+)  # fmt: skip
+
+#: The smallest plan: both sides of the change, /dev/zero only (the suite's boots).
+CHANGE: tuple[Step, ...] = (
+    Step("base", "max", ("6.1", "6.1+merged"), ("import", "floor", "zero")),
+)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A saving to attribute: ``before`` against ``after`` on these cases."""
+
+    name: str
+    config: str
+    cpu: str
+    before: str
+    after: str
+    cases: tuple[tuple[str, int], ...]
+
+
+_R2_CASES = (("readv1", 4096), ("readv1", 64), ("readv_4k_empty", 4096),
+             ("uring_readv1", 4096), ("nullb_readv1", 4096))  # fmt: skip
+ATTRIBUTION: tuple[Pair, ...] = (
+    Pair("R2 as mailed (v1)", "base", "max", "6.1", "6.1+v1", _R2_CASES),
+    Pair("R2 as merged", "base", "max", "6.1", "6.1+merged", _R2_CASES),
+    Pair("R2 as merged, mitigations", "mitigations", "max", "6.1", "6.1+merged",
+         (("readv1", 4096),)),
+    Pair("R3", "base", "max", "6.1", "6.1+r3", (("uring_readv1", 4096),
+                                                ("nullb_uring_readv1", 4096))),
+    Pair("R1", "base", "max", "6.1-r1fix", "6.1", (("uring_read_fixed_tail", 4096),)),
+)  # fmt: skip
+ATTRIB_CALLS = 100
+
+
+#: The order eras are built in one object folder: the io_uring eras first, then the two that
+#: change include/linux/uio.h (whose rebuild is the widest) one after the other.
+BUILD_ORDER = ("6.1", "6.1+r3", "6.1-r1fix", "6.1+v1", "6.1+merged")
+
+
+def build_plan(
+    plan: tuple[Step, ...], log: Callable[[str], None] | None = None
+) -> dict[tuple[str, str], build.Kernel]:
+    """Build every (era, config) of the plan, one configuration's eras after another (each
+    configuration reuses its object folder)."""
+    wanted = {(era, step.config) for step in plan for era in step.eras}
+    kernels: dict[tuple[str, str], build.Kernel] = {}
+    for config in dict.fromkeys(step.config for step in plan):
+        for era in BUILD_ORDER:
+            if (era, config) in wanted:
+                kernels[(era, config)] = build.build(era, config, log=log)
+    return kernels
+
+
+def run_plan(
+    plan: tuple[Step, ...],
+    *,
+    boots: int = 3,
+    parallel: int = 2,
+    log: Callable[[str], None] | None = None,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Build and boot the plan; (rows of every boot, identities and timings)."""
+    say = log or (lambda _s: None)
+    t0 = time.monotonic()
+    kernels = build_plan(plan, log=say)
+    t_build = time.monotonic() - t0
+    initrd = guest.initramfs(build.cache_root())
+    jobs = [(step, era, b) for step in plan for era in step.eras for b in range(1, boots + 1)]
+
+    def one(job: tuple[Step, str, int]) -> tuple[Step, str, int, guest.Boot, float]:
+        step, era, b = job
+        k = kernels[(era, step.config)]
+        parsed, _log, secs = qemu.boot(k.image, initrd, step.cpu, list(step.groups))
+        say(f"  boot {era} {step.config} {step.cpu} #{b}: {secs:.0f} s")
+        return step, era, b, parsed, secs
+
+    rows: list[dict[str, Any]] = []
+    identity: dict[str, Any] = {"kernels": {}, "boots": []}
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        for step, era, b, parsed, secs in pool.map(one, jobs):
+            for r in parsed.rows:
+                rows.append({"era": era, "config": step.config, "cpu": step.cpu,
+                             "boot": b, **r})  # fmt: skip
+            identity["boots"].append({
+                "era": era, "config": step.config, "cpu": step.cpu, "boot": b,
+                "groups": list(step.groups), "seconds": round(secs, 1),
+                "errors": parsed.errors, **{k: v for k, v in parsed.identity.items()},
+            })  # fmt: skip
+    for (era, config), k in kernels.items():
+        identity["kernels"][f"{era} {config}"] = k.record
+    identity["guest_source_sha256"] = guest.source_hash()
+    identity["cpu_models"] = {s.cpu: qemu.qemu_command(Path("x"), Path("y"), s.cpu, [])[6]
+                              for s in plan}  # fmt: skip
+    identity["seconds"] = {"build": round(t_build, 1), "total": round(time.monotonic() - t0, 1)}
+    return pd.DataFrame(rows), identity
+
+
+def summarize(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (config, cpu, era, case, bytes): the modal per-call count over boots, how many
+    boots give it, the fewest batches agreeing in any boot, and the batches per boot."""
+    keys = ["config", "cpu", "era", "case", "bytes"]
+    out = []
+    for key, g in rows.groupby(keys, sort=False):
+        counts = g["per_call"].value_counts()
+        out.append({
+            **dict(zip(keys, key, strict=True)),
+            "per_call": float(counts.index[0]),
+            "boots_agree": int(counts.iloc[0]),
+            "boots": len(g),
+            "batches_agree_min": int(g["agree"].min()),
+            "min_per_call": float((g["min_total"] / g["calls"]).min()),
+            "median_per_call": float((g["median_total"] / g["calls"]).median()),
+            "batches": int(g["batches"].iloc[0]),
+            "calls_per_batch": int(g["calls"].iloc[0]),
+        })  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def savings(summary: pd.DataFrame, before: str = "6.1") -> pd.DataFrame:
+    """Each era's per-call count against ``before``'s, same config, cpu and case."""
+    base = summary[summary["era"] == before].set_index(["config", "cpu", "case", "bytes"])
+    out = []
+    for _, r in summary[summary["era"] != before].iterrows():
+        key = (r["config"], r["cpu"], r["case"], r["bytes"])
+        if key not in base.index:
+            continue
+        b = float(base.loc[key, "per_call"])
+        out.append({"config": r["config"], "cpu": r["cpu"], "case": r["case"],
+                    "bytes": r["bytes"], "before_era": before, "era": r["era"],
+                    "before": b, "after": r["per_call"], "saved": b - r["per_call"],
+                    "saved_share": (b - r["per_call"]) / b})  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def attribute(
+    pairs: tuple[Pair, ...] = ATTRIBUTION,
+    *,
+    calls: int = ATTRIB_CALLS,
+    log: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Boot each era of the pairs once under the plugin; per pair and case, the saving by
+    function (:func:`labkit.kernelvm.attrib.saving_table`), long form."""
+    say = log or (lambda _s: None)
+    root = build.cache_root()
+    so = attrib.plugin(root)
+    initrd = guest.initramfs(root)
+    wanted: dict[tuple[str, str, str], set[tuple[str, int]]] = {}
+    for p in pairs:
+        for era in (p.before, p.after):
+            wanted.setdefault((era, p.config, p.cpu), set()).update(p.cases)
+    per: dict[tuple[str, str, str, str, int], pd.Series] = {}
+
+    def one(item: tuple[tuple[str, str, str], set[tuple[str, int]]]) -> None:
+        (era, config, cpu), cases = item
+        k = build.build(era, config, log=say)
+        symbols = attrib.SymbolMap(k.system_map)
+        ordered = sorted(cases)
+        out = root / "attrib" / f"{era}-{config}-{cpu}-{time.time_ns()}.txt"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        groups = [f"attrib={c}:{n}:{calls}" for c, n in ordered]
+        parsed, _log, secs = qemu.boot(k.image, initrd, cpu, groups,
+                                       plugin=[str(so), f"out={out}"])  # fmt: skip
+        windows = attrib.read_windows(out)
+        out.unlink()
+        if len(windows) != len(ordered) or parsed.errors:
+            raise attrib.KernelVMError(
+                f"attribution boot of {era}: {len(windows)} windows for {len(ordered)} cases; "
+                f"errors: {parsed.errors}"
+            )
+        for (c, n), w in zip(ordered, windows, strict=True):
+            per[(era, config, cpu, c, n)] = attrib.by_function(w, symbols, calls)
+        say(f"  attribution boot {era} {config} {cpu}: {secs:.0f} s")
+
+    for (era, config), _ in {(e, c): 0 for (e, c, _cpu) in wanted}.items():
+        build.build(era, config, log=say)  # built one after another, before the boots
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(one, wanted.items()))
+    frames = []
+    for p in pairs:
+        for c, n in p.cases:
+            t = attrib.saving_table(per[(p.before, p.config, p.cpu, c, n)],
+                                    per[(p.after, p.config, p.cpu, c, n)])  # fmt: skip
+            t = t.reset_index()
+            t.insert(0, "pair", p.name)
+            t.insert(1, "before_era", p.before)
+            t.insert(2, "after_era", p.after)
+            t.insert(3, "config", p.config)
+            t.insert(4, "cpu", p.cpu)
+            t.insert(5, "case", c)
+            t.insert(6, "bytes", n)
+            frames.append(t)
+    return pd.concat(frames, ignore_index=True)
+
+
+def write(out: Path, name: str, frame: pd.DataFrame | dict[str, Any]) -> Path:
+    """Write a table (CSV) or a record (JSON) into ``out`` atomically, never through a link."""
+    path = out / name
+    if isinstance(frame, pd.DataFrame):
+        atomic_write(path, frame.to_csv(index=False, float_format="%.2f"), root=out)
+    else:
+        atomic_write(path, json.dumps(frame, indent=1, sort_keys=True) + "\n", root=out)
+    return path
+
+
+__all__ = ["attribute", "run_plan", "savings", "summarize"]

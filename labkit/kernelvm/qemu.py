@@ -1,0 +1,83 @@
+"""One boot of a bench kernel under QEMU's TCG, with the guest counting per call.
+
+``qemu-system-x86_64`` runs without KVM (``-accel tcg``) with
+``-icount shift=0,align=off,sleep=off``: the guest's clock, and so its ``rdtsc``,
+advances exactly one per guest instruction, whatever the host does meanwhile.  The
+machine has 2 GiB (the 1 GiB registered buffer of the ``fixed`` group), one CPU of a
+fixed model (:data:`labkit.kernelvm.eras.CPUS`), the serial console on stdout, no
+other device; the guest powers off by rebooting, which ``-no-reboot`` turns into an exit.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from labkit.kernelvm.eras import CPUS, INSTALL_HINT, KernelVMError
+from labkit.kernelvm.guest import GROUPS, Boot, parse
+
+QEMU = "qemu-system-x86_64"
+
+
+def qemu_command(
+    image: Path, initrd: Path, cpu: str, args: list[str], plugin: list[str] | None = None
+) -> list[str]:
+    """The QEMU command line of one boot (``args``: the guest's groups)."""
+    cmd = [
+        QEMU, "-accel", "tcg", "-icount", "shift=0,align=off,sleep=off",
+        "-cpu", CPUS[cpu], "-m", "2G", "-smp", "1",
+        "-nodefaults", "-no-reboot", "-display", "none", "-serial", "stdio", "-monitor", "none",
+        "-kernel", str(image), "-initrd", str(initrd),
+        "-append", "console=ttyS0 quiet panic=-1 null_blk.irqmode=0 -- " + " ".join(args),
+    ]  # fmt: skip
+    if plugin:
+        cmd += ["-plugin", ",".join(plugin)]
+    return cmd
+
+
+def boot(
+    image: Path,
+    initrd: Path,
+    cpu: str,
+    groups: list[str],
+    *,
+    timeout: float = 900.0,
+    plugin: list[str] | None = None,
+) -> tuple[Boot, str, float]:
+    """Boot once and run the guest's ``groups``; (parsed records, console log, seconds).
+
+    Raises:
+        KernelVMError: QEMU is missing, fails, runs past ``timeout``, or the guest did
+            not reach its end (the message holds the console's last lines).
+    """
+    if shutil.which(QEMU) is None:
+        raise KernelVMError(f"{QEMU} is not installed: install with {INSTALL_HINT}")
+    for g in groups:
+        if g not in GROUPS and not g.startswith("attrib="):
+            raise ValueError(f"unknown guest group {g!r} (known: {', '.join(GROUPS)})")
+    cmd = qemu_command(image, initrd, cpu, groups, plugin)
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, errors="replace", timeout=timeout
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
+        tail = "\n".join(out.splitlines()[-10:])
+        raise KernelVMError(
+            f"{QEMU} ran past its {timeout:.0f} s limit; console:\n{tail}"
+        ) from None
+    seconds = time.monotonic() - t0
+    log = proc.stdout
+    parsed = parse(log)
+    if proc.returncode != 0 or not parsed.ended:
+        tail = "\n".join((log + proc.stderr).strip().splitlines()[-15:])
+        raise KernelVMError(
+            f"{QEMU} exited with {proc.returncode} before the guest's end; last lines:\n{tail}"
+        )
+    return parsed, log, seconds
+
+
+__all__: list[str] = []  # internal: used by the bench's matrix and tests
