@@ -117,7 +117,7 @@ def test_a_failed_experiment_is_recorded_and_its_reader_told_why(tmp_path):
 
 
 def test_a_link_planted_at_measured_is_an_output_error_then_the_notebooks_go_on(tmp_path, capsys):
-    from labkit.report.reproduce_cli import main as reproduce
+    from labkit.run.reproduce import main as reproduce
 
     nbs = tmp_path / "nbs"
     nbs.mkdir()
