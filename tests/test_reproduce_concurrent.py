@@ -158,8 +158,10 @@ def test_cli_jobs_zero_is_a_usage_error(tmp_path, capsys):
     nbs.mkdir()
     make_notebook(nbs / "01-a.ipynb", "x = 1")
     args = ["reproduce", "--quick", "--out", str(tmp_path / "out"), "--notebooks", str(nbs)]
-    assert cli.main([*args, "--jobs", "0"]) == reproduce.EXIT_USAGE
-    assert "--jobs must be >= 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:  # the one rule for numbers, checked by argparse
+        cli.main([*args, "--jobs", "0"])
+    assert info.value.code == reproduce.EXIT_USAGE
+    assert "--jobs" in capsys.readouterr().err.splitlines()[-1]
     assert not (tmp_path / "out" / "notebooks").exists()
 
 

@@ -131,8 +131,8 @@ def test_a_link_planted_at_measured_is_an_output_error_then_the_notebooks_go_on(
         stored.clear(out_path)  # what the phase does first: through the planted link
         stored.write(out_path, quick, [], [])
 
-    code = reproduce(  # a fractional per-cell limit, as --timeout 2.5 gives
-        measure=measure, quick=True, out=str(out), notebooks=str(nbs), progress=False, timeout=2.5
+    code = reproduce(  # a fractional per-cell limit, as --timeout 60.5 gives
+        measure=measure, quick=True, out=str(out), notebooks=str(nbs), progress=False, timeout=60.5
     )
     err = capsys.readouterr().err
     assert code == 3, err
