@@ -158,6 +158,7 @@ def check_settings() -> None:
         ValueError: one line naming the variable and its value.
     """
     config.budget_setting()  # raises ValueError naming the variable and its range
+    config.kernel_jobs()  # the same
     for name in ("LABKIT_DATA", "LABKIT_KERNEL_CACHE", "LABKIT_OUT", "LABKIT_TMPFS"):
         why = _place(name, pseudo=name == "LABKIT_KERNEL_CACHE")
         if why:

@@ -92,6 +92,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("LABKIT_NOTEBOOK", "the notebook a summary row comes from", "notebook_name"),
     Setting("LABKIT_KERNEL_SRC", "a kernel tree the source oracle builds", "kernel_src_setting"),
     Setting("LABKIT_KERNEL_CACHE", "where the source oracle caches builds", "kernel_cache_setting"),
+    Setting("LABKIT_KERNEL_JOBS", "kbuild's jobs for the kernel bench (default 2)", "kernel_jobs"),
+    Setting("LABKIT_QEMU_PLUGIN_H", "QEMU's qemu-plugin.h for the attribution", "qemu_plugin_h"),
 )
 
 
@@ -176,6 +178,23 @@ def kernel_src_setting() -> Path | None:
 def kernel_cache_setting() -> Path | None:
     """``$LABKIT_KERNEL_CACHE``: where :mod:`labkit.kernelsrc` caches its builds."""
     return _path("LABKIT_KERNEL_CACHE")
+
+
+def kernel_jobs() -> int:
+    """``$LABKIT_KERNEL_JOBS``: kbuild's parallel jobs for :mod:`labkit.kernelvm` (default 2).
+
+    Raises:
+        ValueError: naming the variable, for a value that is not a whole number 1-256.
+    """
+    text = _text("LABKIT_KERNEL_JOBS") or "2"
+    if not (text.isdigit() and 1 <= int(text) <= 256):
+        raise ValueError(f"LABKIT_KERNEL_JOBS={text!r} is not a whole number from 1 to 256")
+    return int(text)
+
+
+def qemu_plugin_h() -> Path | None:
+    """``$LABKIT_QEMU_PLUGIN_H``: QEMU's ``qemu-plugin.h``, for :mod:`labkit.kernelvm.attrib`."""
+    return _path("LABKIT_QEMU_PLUGIN_H")
 
 
 def repo_root() -> Path:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import hashlib
-import os
 import shutil
 import tarfile
 from collections import defaultdict
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from labkit import config
 from labkit._store import Stage, Store
 from labkit._tools import run_tool
 from labkit.kernelsrc.build import GPL_DIR
@@ -40,9 +40,9 @@ def plugin_header(root: Path) -> Path:
     Raises:
         KernelVMError: not found; the message names the command that fetches it.
     """
-    env = os.environ.get("LABKIT_QEMU_PLUGIN_H")
-    if env and Path(env).is_file():
-        return Path(env)
+    env = config.qemu_plugin_h()
+    if env is not None and env.is_file():
+        return env
     dest = root / "qemu-plugin" / "qemu-plugin.h"
     if dest.is_file():
         return dest

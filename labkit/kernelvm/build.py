@@ -52,8 +52,6 @@ from labkit.kernelvm.eras import (
 
 #: Bumped when the recipe changes what a build holds.
 RECIPE = "kernelvm-build-1"
-#: kbuild's jobs (the machine's other work shares its cores).
-JOBS = int(os.environ.get("LABKIT_KERNEL_JOBS", "2"))
 #: kbuild's variables that make a build reproducible.
 _REPRO = {
     "KBUILD_BUILD_TIMESTAMP": "Thu Jan  1 00:00:00 UTC 1970",
@@ -341,7 +339,7 @@ def _build_into(
             marker.write_text(_hash(config_text(config)))
         t1 = time.monotonic()
         run_tool(
-            ["make", "-s", f"-j{JOBS}", f"O={obj}", "bzImage"],
+            ["make", "-s", f"-j{settings.kernel_jobs()}", f"O={obj}", "bzImage"],
             cwd=tree, env=os.environ | _REPRO, what=f"building {era} ({config})",
             error=KernelVMError, tail_lines=20,
         )  # fmt: skip
