@@ -1,0 +1,134 @@
+"""The kernel bench's committed run as claims: the change itself, counted in a booted kernel.
+
+``data/kernelvm/`` holds one full run of the era matrix (:mod:`labkit.kernelvm`): x86-64
+Linux 6.1 built with and without each change, booted under QEMU TCG with ``-icount
+shift=0``, so the guest's ``rdtsc`` counts guest instructions; the figure of a case is
+the modal batch of 1,000 calls, divided by 1,000, agreeing over 3 boots.  The
+:data:`VM_MATRIX` experiment reads that run (it builds and boots nothing: a build takes
+minutes per era, so neither CI nor ``labkit reproduce`` runs it; ``labkit kernel vm``
+measures it anew).  The results' claims read their figures with :func:`per_call` and
+:func:`saved`; exact counts become estimates with :func:`exact`.
+
+The bridge from R2's instructions to R2's time share (:func:`bridged_share`) is
+stated in :mod:`labkit.measure.bridge` (:func:`labkit.measure.bridge.pair_share`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from labkit.experiments.params import Params
+from labkit.kernelvm import matrix
+from labkit.measure.resampling import Estimate
+from labkit.measure.sequential import one_run
+from labkit.results.claim import Experiment
+
+#: The method a committed count states.
+METHOD = (
+    "guest instructions per call (QEMU TCG -icount shift=0: rdtsc counts instructions), "
+    "modal batch of 1,000 calls, 3 boots agreeing: exact, the interval is the count"
+)
+#: What every row of the bench is: its kernel, its build and its counting.
+SETUP = "x86-64 Linux 6.1.192 tinyconfig + labkit's fragment, gcc 12 -O2, QEMU 7.2 TCG -icount"
+
+
+@dataclass(frozen=True)
+class VmMatrix(Params):
+    """The kernel bench's era matrix, as committed in ``data/kernelvm`` (the same in both
+    modes: the counts are exact, and a new run builds kernels for minutes)."""
+
+    source: str = "committed"  #: "committed": data/kernelvm/summary.csv
+
+    @classmethod
+    def quick(cls) -> VmMatrix:
+        return cls()
+
+    @classmethod
+    def full(cls) -> VmMatrix:
+        return cls()
+
+
+def measure_matrix(p: VmMatrix, runs: int) -> pd.DataFrame:
+    """The committed run's per-call summary (``data/kernelvm/summary.csv``), as one run."""
+    if p.source != "committed":
+        raise ValueError(f"VmMatrix.source must be 'committed', got {p.source!r}")
+    return matrix.committed("summary").assign(run=0)
+
+
+VM_MATRIX = Experiment(
+    id="kernelvm.matrix",
+    params=VmMatrix,
+    measure=measure_matrix,
+    budget=one_run,
+    results="kernel-vm-summary",
+)
+
+
+def per_call(
+    rows: pd.DataFrame, era: str, case: str, nbytes: int, config: str = "base", cpu: str = "max"
+) -> float:
+    """The modal guest instructions per call of one (era, case, bytes, config, CPU model).
+
+    Raises:
+        KeyError: for a combination the run does not hold.
+    """
+    hit = rows[
+        (rows["era"] == era)
+        & (rows["case"] == case)
+        & (rows["bytes"] == nbytes)
+        & (rows["config"] == config)
+        & (rows["cpu"] == cpu)
+    ]
+    if hit.empty:
+        raise KeyError(f"kernel bench: no row for {era} {case} {nbytes} B {config} {cpu}")
+    return float(hit["per_call"].iloc[0])
+
+
+def saved(
+    rows: pd.DataFrame,
+    before: str,
+    after: str,
+    case: str,
+    nbytes: int = 4096,
+    config: str = "base",
+    cpu: str = "max",
+) -> float:
+    """Instructions saved per call from era ``before`` to era ``after`` (before - after)."""
+    return per_call(rows, before, case, nbytes, config, cpu) - per_call(
+        rows, after, case, nbytes, config, cpu
+    )
+
+
+def exact(value: float, quantity: str) -> Estimate:
+    """A count of the bench as an Estimate: exact, so its interval is the count."""
+    if not math.isfinite(value):
+        raise ValueError(f"{quantity}: not a count: {value}")
+    return Estimate(
+        quantity=quantity,
+        estimate=float(value),
+        ci_low=float(value),
+        ci_high=float(value),
+        confidence=0.95,
+        method=METHOD,
+        n_runs=1,
+        n_batches=1,
+        within_run=0.0,
+        between_run=math.nan,
+    )
+
+
+def scaled(share: Estimate, ratio: float, low: float, high: float, quantity: str) -> Estimate:
+    """``share`` times a ratio known to lie in [``low``, ``high``] (point ``ratio``): the
+    interval widened by the ratio's own range (both positive)."""
+    if not 0 < low <= ratio <= high:
+        raise ValueError(f"scaled: need 0 < low <= ratio <= high, got {low}, {ratio}, {high}")
+    lo = min(share.ci_low * low, share.ci_low * high)
+    hi = max(share.ci_high * low, share.ci_high * high)
+    out = share.affine(ratio, quantity=quantity)
+    return replace(out, ci_low=lo, ci_high=hi)
+
+
+__all__: list[str] = []  # internal: the results' claims and figures use these
