@@ -131,4 +131,68 @@ def scaled(share: Estimate, ratio: float, low: float, high: float, quantity: str
     return replace(out, ci_low=lo, ci_high=hi)
 
 
+def attribution(
+    pair: str, case: str, nbytes: int = 4096, config: str = "base", cpu: str = "max"
+) -> pd.DataFrame:
+    """The committed attribution of one saving by kernel function (``attribution.csv``):
+    ``function``, ``before``, ``after``, ``saved`` (per call), the functions that account
+    for at least 90% of it (``top``) and the rest summed as "other functions".
+
+    Raises:
+        KeyError: for a pair and case the run did not attribute.
+    """
+    a = matrix.committed("attribution")
+    sel = a[
+        (a["pair"] == pair)
+        & (a["case"] == case)
+        & (a["bytes"] == nbytes)
+        & (a["config"] == config)
+        & (a["cpu"] == cpu)
+    ]
+    if sel.empty:
+        raise KeyError(f"kernel bench: no attribution of {pair!r} {case} {nbytes} B")
+    cols = ["function", "before", "after", "saved"]
+    top = sel[sel["top"].astype(str) == "True"][cols]
+    rest = sel[sel["top"].astype(str) != "True"][cols]
+    if not rest.empty:
+        other = pd.DataFrame([["other functions", *rest[cols[1:]].sum().tolist()]], columns=cols)
+        top = pd.concat([top, other], ignore_index=True)
+    return top.reset_index(drop=True)
+
+
+#: How the user-space oracle's functions map onto the booted kernel's: the x86-64 build
+#: inlines ``copy_iovec_from_user`` and ``import_ubuf`` into ``__import_iovec_ubuf``.
+_ORACLE_NAMES = {"iovec_from_user.part.0": "iovec_from_user"}
+_INLINED = {"copy_iovec_from_user": "__import_iovec_ubuf", "import_ubuf": "__import_iovec_ubuf"}
+
+
+def oracle_reconciliation(oracle: pd.DataFrame, opt: str = "O2") -> pd.DataFrame:
+    """The seed mail's change (v1) per readv(1), function by function: the user-space
+    oracle (``oracle``: :func:`labkit.kernelsrc.counts.kernel_counts` with
+    ``functions=True``, UML's build of ``lib/iov_iter.c`` at ``opt``, eras 6.1 and
+    6.1+ubuf) beside the booted x86-64 kernel (6.1 -> 6.1+v1, ``attribution.csv``).
+
+    Columns: ``function``, ``oracle_before``, ``oracle_after``, ``oracle_saved``,
+    ``booted_before``, ``booted_after``, ``booted_saved`` and ``where`` (in which
+    booted function a function the oracle calls out of line is inlined), one row per
+    function and a ``total`` row; NaN where a side has no function of its own.
+    """
+    o = oracle[(oracle["opt"] == opt) & (oracle["call"] == "readv(1)")]
+    o = o.assign(function=o["function"].replace(_ORACLE_NAMES))
+    piv = o.pivot_table(index="function", columns="era", values="instructions", aggfunc="sum")
+    piv = piv.reindex(columns=["6.1", "6.1+ubuf"]).fillna(0.0)
+    b = attribution("R2 as mailed (v1)", "readv1").set_index("function")
+    names = [*piv.index, *(f for f in b.index if f not in piv.index and f != "other functions")]
+    rows = []
+    for f in names:
+        ob, oa = (piv.loc[f, "6.1"], piv.loc[f, "6.1+ubuf"]) if f in piv.index else (0.0, 0.0)
+        bb, ba = (b.loc[f, "before"], b.loc[f, "after"]) if f in b.index else (math.nan, math.nan)
+        rows.append([f, ob, oa, ob - oa, bb, ba, bb - ba, _INLINED.get(f, "")])
+    cols = ["function", "oracle_before", "oracle_after", "oracle_saved"]
+    cols += ["booted_before", "booted_after", "booted_saved", "where"]
+    out = pd.DataFrame(rows, columns=cols)
+    total = ["total", *out[cols[1:7]].sum(min_count=1).tolist(), ""]
+    return pd.concat([out, pd.DataFrame([total], columns=cols)], ignore_index=True)
+
+
 __all__: list[str] = []  # internal: the results' claims and figures use these

@@ -12,7 +12,8 @@ from labkit import live
 from labkit.experiments import live_kernel
 from labkit.measure import stats
 from labkit.measure.resampling import Estimate
-from labkit.report.plots import COLORS, errorbars, ours_vs_published, skipped
+from labkit.report.plots import COLORS, errorbars, ours_vs_published, saving_bars, skipped
+from labkit.results import kernel_vm
 from labkit.results.claim import Drawing, Quoted, drawn
 from labkit.results.r1 import claims as r1_claims
 from labkit.results.r1 import seed as r1_seed
@@ -329,3 +330,37 @@ __all__ = [
     "syscalls",
     "tmpfs",
 ]
+
+
+#: The live proxy's calls, as the kernel bench names them.
+VM_CALLS = {
+    "read": "read(4K)",
+    "readv1": "readv(1)",
+    "readv_4k_empty": "readv(4K+empty)",
+    "readv_4k_empty_empty": "readv(4K+2 empty)",
+}
+
+
+@drawn(FIGURES, "live-vm-proxy")
+def vm_proxy(s: Session) -> Figure:
+    """The live A/B's calls in the booted kernels (the kernel bench's committed run, 4 KiB
+    from /dev/zero, ``-cpu max``): guest instructions per call before and after the 6.4
+    import, and the merged change by function on readv(1) and on the proxy readv(4K+empty)."""
+    rows = kernel_vm.VM_MATRIX.measure(kernel_vm.VmMatrix.quick(), 1)
+    fig = Figure(figsize=(13, 3.8))
+    ax1, ax2, ax3 = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.3, 1, 1]})
+    x = np.arange(len(VM_CALLS))
+    for k, (era, color) in enumerate((("6.1", COLORS["before"]), ("6.1+merged", COLORS["after"]))):
+        v = [kernel_vm.per_call(rows, era, case, 4096) for case in VM_CALLS]
+        ax1.bar(x + (k - 0.5) * 0.4, v, 0.4, color=color, label=era)
+    ax1.set_xticks(x, list(VM_CALLS.values()), rotation=15)
+    ax1.set_ylim(bottom=min(kernel_vm.per_call(rows, "6.1", c, 4096) for c in VM_CALLS) * 0.95)
+    ax1.set_ylabel("guest instructions per call")
+    ax1.set_title("booted 6.1 before and after the 6.4 import", fontsize=10)
+    ax1.legend(loc="lower right")
+    saving_bars(ax2, kernel_vm.attribution("R2 as merged", "readv1"), "6.4 import: readv(1)")
+    saving_bars(
+        ax3, kernel_vm.attribution("R2 as merged", "readv_4k_empty"), "6.4 import: readv(4K+empty)"
+    )
+    fig.tight_layout()
+    return fig

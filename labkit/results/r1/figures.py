@@ -14,7 +14,8 @@ from matplotlib.figure import Figure
 
 from labkit.core.fixed import SEEKS
 from labkit.measure import stats
-from labkit.report.plots import COLORS, errorbars, fit_power_law
+from labkit.report.plots import COLORS, errorbars, fit_power_law, saving_bars
+from labkit.results import kernel_vm
 from labkit.results.claim import Drawing, drawn
 from labkit.results.r1 import claims, experiments, seed
 
@@ -219,3 +220,18 @@ __all__ = [
     "seek_table",
     "submissions",
 ]
+
+
+@drawn(FIGURES, "R1-vm-attribution")
+def vm_attribution(s: Session) -> Figure:
+    """The 2019 fix in a booted 6.1 kernel: READ_FIXED into the tail page of 1 GiB with the
+    fix undone against stock 6.1, by kernel function (the kernel bench's committed run)."""
+    fig = Figure(figsize=(8, 2.8))
+    ax = fig.subplots()
+    saving_bars(
+        ax,
+        kernel_vm.attribution("R1", "uring_read_fixed_tail"),
+        "R1 in a booted 6.1: io_uring READ_FIXED, tail page of 1 GiB, fix undone -> fix in",
+        log=True,
+    )
+    return fig
