@@ -364,3 +364,32 @@ def vm_proxy(s: Session) -> Figure:
     )
     fig.tight_layout()
     return fig
+
+
+def vm_bridge(s: Session) -> pd.DataFrame:
+    """R2's pair bridge, step by step: the live A/B's readv(4K+empty) - readv(1) on this
+    host against the same pair in the booted 6.1+merged, and the change's instructions
+    saved turned into ns and a share (:mod:`labkit.measure.bridge`)."""
+    out = s.run("R2.vm_share")
+    rows = kernel_vm.VM_MATRIX.measure(kernel_vm.VmMatrix.quick(), 1)
+    c = r2_claims.vm_pair(rows)
+    d = out.data[out.data["target"] == "zero"]
+    dt = stats.difference(d, r2_claims.IOVEC, r2_claims.UBUF, confidence=out.measured.confidence)
+    ns_per = dt.estimate / c["max"]
+    saved_ns = c["saved"] * ns_per
+    return pd.Series(
+        {
+            "readv(4K+empty) - readv(1), live here (ns)": dt.estimate,
+            "the same pair, booted 6.1+merged (instructions, -cpu max)": c["max"],
+            "the same pair, booted 6.1+merged (instructions, no ERMS)": c["max-erms"],
+            "ns per instruction of the import path here": ns_per,
+            "instructions per ns it implies": 1 / ns_per if ns_per > 0 else np.nan,
+            "instructions the change saves (booted 6.1 -> 6.1+merged)": c["saved"],
+            "ns saved per call, bridged": saved_ns,
+            "% of this host's readv(4K+empty) (R2.vm_share)": out.estimate.estimate,
+            "% of the 2023 call (183.5 ns), shown only": 100
+            * saved_ns
+            / r2_seed.figures()["readv_before_ns"],
+        },
+        name="pair bridge",
+    ).to_frame()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
 from labkit.core.fixed import SEEKS
@@ -235,3 +236,16 @@ def vm_attribution(s: Session) -> Figure:
         log=True,
     )
     return fig
+
+
+def vm_table() -> pd.DataFrame:
+    """R1 in the booted kernels (the bench's committed run, ``-cpu max``): guest
+    instructions per READ_FIXED of 4 KiB at the head and the tail of 1 GiB, fix in and
+    undone, with tail / head."""
+    rows = kernel_vm.VM_MATRIX.measure(kernel_vm.VmMatrix.quick(), 1)
+    out = []
+    for label, era in (("6.1 (the 2019 fix in)", "6.1"), ("6.1, the fix undone", "6.1-r1fix")):
+        head = kernel_vm.per_call(rows, era, "uring_read_fixed_head", 4096)
+        tail = kernel_vm.per_call(rows, era, "uring_read_fixed_tail", 4096)
+        out.append({"kernel": label, "head": head, "tail": tail, "tail / head": tail / head})
+    return pd.DataFrame(out).set_index("kernel")

@@ -430,3 +430,41 @@ def oracle_vs_booted(s: Session) -> Figure:
     )
     ax.legend(loc="lower right")
     return fig
+
+
+#: The bench's cases notebook 03 shows: label -> (case, bytes, config, CPU model).
+VM_CASES = {
+    "readv(1) 4 KiB /dev/zero": ("readv1", 4096, "base", "max"),
+    "readv(1) 4 KiB, -cpu max,-erms,-fsrm": ("readv1", 4096, "base", "max-erms"),
+    "readv(1) 64 B": ("readv1", 64, "base", "max"),
+    "readv(1) 4 KiB, mitigations": ("readv1", 4096, "mitigations", "max"),
+    "readv(4K+empty) 4 KiB": ("readv_4k_empty", 4096, "base", "max"),
+    "io_uring READV(1) 4 KiB": ("uring_readv1", 4096, "base", "max"),
+    "readv(1) O_DIRECT /dev/nullb0 4 KiB": ("nullb_readv1", 4096, "base", "max"),
+    "read(4K)": ("read", 4096, "base", "max"),
+}
+
+
+def vm_table() -> pd.DataFrame:
+    """R2 and R3 in the booted kernels (the bench's committed run): guest instructions per
+    call in stock 6.1 and the instructions each era saves against it (before - after)."""
+    rows = kernel_vm.VM_MATRIX.measure(kernel_vm.VmMatrix.quick(), 1)
+    out = []
+    for label, (case, n, cfg, cpu) in VM_CASES.items():
+        r = {"case": label, "6.1": kernel_vm.per_call(rows, "6.1", case, n, cfg, cpu)}
+        for era in ("6.1+v1", "6.1+merged", "6.1+r3"):
+            try:
+                r[f"saved by {era}"] = kernel_vm.saved(rows, "6.1", era, case, n, cfg, cpu)
+            except KeyError:  # the era was not booted with this CPU model
+                r[f"saved by {era}"] = np.nan
+        out.append(r)
+    return pd.DataFrame(out).set_index("case")
+
+
+def oracle_table() -> pd.DataFrame:
+    """The seed mail's change per readv(1), function by function: the user-space oracle
+    (UML, -O2) beside the booted x86-64 kernel
+    (:func:`labkit.results.kernel_vm.oracle_reconciliation`)."""
+    from labkit.kernelsrc.counts import kernel_counts  # the committed oracle counts, on use
+
+    return kernel_vm.oracle_reconciliation(kernel_counts(functions=True)).set_index("function")
