@@ -100,3 +100,10 @@ def test_a_count_must_be_finite():
         kernel_vm.per_call(
             pd.DataFrame(columns=["era", "case", "bytes", "config", "cpu"]), "6.1", "readv1", 1
         )
+
+
+def test_the_committed_counts_are_not_timed():
+    from labkit.claims import schedule  # the measuring phase's rule
+
+    assert not schedule.timed(VM_MATRIX)
+    assert schedule.timed(r2.LIVE_AB)
