@@ -63,6 +63,8 @@ RESOURCES: dict[str, Resource] = {
     "notebooks": Resource("notebooks", ("[0-9][0-9]-*.ipynb", "sanitize.cfg", "conftest.py")),
     "published": Resource("data/published", ("*.csv", "README.md")),
     "seeds": Resource("data/seeds", ("*.txt", "README.md")),
+    # the kernel bench's committed run of the era matrix
+    "kernelvm": Resource("data/kernelvm", ("*.csv", "*.json", "README.md")),
     # the summary of the last full run published
     "reproduction": Resource("data/reproduction", ("summary.csv", "summary.txt")),
     # a data dir: results/<experiment>/ of the released runs
@@ -212,8 +214,8 @@ def checkout() -> Path | None:
 
 
 def resource(name: str) -> Path:
-    """The folder of a shipped resource: "notebooks", "published", "seeds", "reproduction"
-    or "reference".
+    """The folder of a shipped resource: "notebooks", "published", "seeds", "kernelvm",
+    "reproduction" or "reference".
 
     In a clone, its own folder (``notebooks/``, ``data/published`` ...); in an
     installed labkit, the copy the build put under ``labkit/_resources/``

@@ -24,7 +24,24 @@ def test_every_claim_declares_its_evidence():
     assert set(claims.ids()) == set(table)
     for ev in table.values():
         assert ev.sentence() and ev.estimand
-    assert not any(ev.decisive for ev in table.values())  # no booted-kernel row yet
+    # only the kernel bench's rows (the change itself, booted) may say reproduced
+    for cid, ev in table.items():
+        if ev.decisive:
+            assert claims.get(cid).experiment.id == "kernelvm.matrix", cid
+            assert (ev.compares, ev.instrument) == ("change", "booted kernel")
+    assert any(ev.decisive for ev in table.values())
+
+
+def test_a_bridged_share_through_the_live_proxy_is_a_stand_in():
+    ev = evidence.of("R2.vm_share")
+    assert not ev.decisive
+    assert restate(INSIDE, ev).verdict == "consistent in magnitude"
+    for kind in ("era", "model", "proxy", "other quantity"):
+        other = dataclasses.replace(BOOTED_CHANGE, claim="x", estimand="e", compares=kind)
+        assert restate(INSIDE, other).verdict != "reproduced"
+    for instrument in ("real code in user space", "labkit's model", "live kernel"):
+        other = dataclasses.replace(BOOTED_CHANGE, claim="x", estimand="e", instrument=instrument)
+        assert restate(INSIDE, other).verdict != "reproduced"
 
 
 def test_only_the_change_in_a_booted_kernel_reproduces():

@@ -161,8 +161,9 @@ def experiments() -> list[Experiment]:
 
 
 def timed(exp: Experiment) -> bool:
-    """True for an experiment that times something (not an instruction count)."""
-    return "callgrind" not in exp.id
+    """True for an experiment that times something (not an instruction count: callgrind's,
+    or the kernel bench's committed guest instructions, ``kernelvm.*``)."""
+    return "callgrind" not in exp.id and not exp.id.startswith("kernelvm.")
 
 
 def session_runs(budget: Budget, sessions: int) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from labkit import config as labkit_config
 from labkit._files import atomic_write
 from labkit.kernelvm import attrib, build, guest, qemu
 
@@ -244,4 +245,21 @@ def write(out: Path, name: str, frame: pd.DataFrame | dict[str, Any]) -> Path:
     return path
 
 
-__all__ = ["attribute", "run_plan", "savings", "summarize"]
+#: The tables of a committed run (``data/kernelvm``), by name.
+COMMITTED = ("rows", "summary", "savings", "attribution")
+
+
+def committed(name: str) -> pd.DataFrame:
+    """One table of the era matrix's committed run (``data/kernelvm/<name>.csv``, shipped
+    with labkit): "rows", "summary", "savings" or "attribution" (:data:`COMMITTED`).
+
+    Raises:
+        ValueError: for another name.
+        FileNotFoundError: when the run is not there.
+    """
+    if name not in COMMITTED:
+        raise ValueError(f"committed: {name!r} is not one of {', '.join(COMMITTED)}")
+    return pd.read_csv(labkit_config.resource("kernelvm") / f"{name}.csv")
+
+
+__all__ = ["attribute", "committed", "run_plan", "savings", "summarize"]

@@ -32,6 +32,25 @@ band's source (``bands.csv``); until ``kappa`` is measured it is declared a
 today: ``I_call`` comes from the bench's own count of a whole readv(1) call in
 6.1 (guest instructions per call under ``-icount``); ``kappa`` needs the same two
 kernels booted under KVM on one host and timed per call (``dt``, ``t_call``).
+
+**The pair bridge** (:func:`pair_share`), which can be measured on any host: two calls
+that both exist after the change and differ only on the import path, ``readv(4K+empty)``
+(ITER_IOVEC) and ``readv(1)`` (ITER_UBUF), are
+
+* timed on this host's kernel (the live A/B): ``dt_pair`` ns, as a share of the host's
+  ``readv(4K+empty)`` call, ``s_pair = dt_pair / t_call``;
+* counted in the booted kernel with the change (6.1 with the merged 6.4 text):
+  ``dI_pair`` instructions;
+
+so the import path's ns per instruction on this host is ``dt_pair / dI_pair``, and the
+change's ``dI`` instructions saved take ``dI * dt_pair / dI_pair`` ns, a share
+``s_pair * dI / dI_pair`` of the call.  Its assumptions, stated with every figure: the
+change's saved instructions cost what the pair's extra instructions cost on this host (the
+same code: copying, checking and stepping an iovec), and the host's kernel does the
+pair's extra work in as many instructions as the booted 6.1 does (``dI_pair`` is taken
+over the bench's CPU models, with and without ERMS, as a range).  Its time is the live
+proxy's, on a later kernel, so a row bridged this way is a stand-in
+(:mod:`labkit.measure.evidence`): consistent in magnitude or not, never reproduced.
 """
 
 from __future__ import annotations
@@ -95,4 +114,20 @@ def share_band(share_low: float, share_high: float, bridge: Bridge) -> tuple[flo
     return lo / n, hi / n
 
 
-__all__ = ["Bridge", "instruction_band", "missing", "share_band"]
+def pair_share(pair_share_pct: float, saved_instr: float, pair_instr: float) -> float:
+    """The change's share of the call's time through the pair bridge (module docstring):
+    ``pair_share_pct * saved_instr / pair_instr`` (percent in, percent out).
+
+    Raises:
+        ValueError: for a pair count that is not positive, or a NaN input.
+    """
+    if not pair_instr > 0:
+        raise ValueError(
+            f"pair_share: the pair's instruction difference must be > 0, got {pair_instr}"
+        )
+    if math.isnan(pair_share_pct) or math.isnan(saved_instr):
+        raise ValueError("pair_share: NaN input")
+    return pair_share_pct * saved_instr / pair_instr
+
+
+__all__ = ["Bridge", "instruction_band", "missing", "pair_share", "share_band"]

@@ -12,7 +12,8 @@ from labkit import live
 from labkit.experiments import live_kernel
 from labkit.measure import stats
 from labkit.measure.resampling import Estimate
-from labkit.report.plots import COLORS, errorbars, ours_vs_published, skipped
+from labkit.report.plots import COLORS, errorbars, ours_vs_published, saving_bars, skipped
+from labkit.results import kernel_vm
 from labkit.results.claim import Drawing, Quoted, drawn
 from labkit.results.r1 import claims as r1_claims
 from labkit.results.r1 import seed as r1_seed
@@ -329,3 +330,66 @@ __all__ = [
     "syscalls",
     "tmpfs",
 ]
+
+
+#: The live proxy's calls, as the kernel bench names them.
+VM_CALLS = {
+    "read": "read(4K)",
+    "readv1": "readv(1)",
+    "readv_4k_empty": "readv(4K+empty)",
+    "readv_4k_empty_empty": "readv(4K+2 empty)",
+}
+
+
+@drawn(FIGURES, "live-vm-proxy")
+def vm_proxy(s: Session) -> Figure:
+    """The live A/B's calls in the booted kernels (the kernel bench's committed run, 4 KiB
+    from /dev/zero, ``-cpu max``): guest instructions per call before and after the 6.4
+    import, and the merged change by function on readv(1) and on the proxy readv(4K+empty)."""
+    rows = kernel_vm.VM_MATRIX.measure(kernel_vm.VmMatrix.quick(), 1)
+    fig = Figure(figsize=(13, 3.8))
+    ax1, ax2, ax3 = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.3, 1, 1]})
+    x = np.arange(len(VM_CALLS))
+    for k, (era, color) in enumerate((("6.1", COLORS["before"]), ("6.1+merged", COLORS["after"]))):
+        v = [kernel_vm.per_call(rows, era, case, 4096) for case in VM_CALLS]
+        ax1.bar(x + (k - 0.5) * 0.4, v, 0.4, color=color, label=era)
+    ax1.set_xticks(x, list(VM_CALLS.values()), rotation=15)
+    ax1.set_ylim(bottom=min(kernel_vm.per_call(rows, "6.1", c, 4096) for c in VM_CALLS) * 0.95)
+    ax1.set_ylabel("guest instructions per call")
+    ax1.set_title("booted 6.1 before and after the 6.4 import", fontsize=10)
+    ax1.legend(loc="lower right")
+    saving_bars(ax2, kernel_vm.attribution("R2 as merged", "readv1"), "6.4 import: readv(1)")
+    saving_bars(
+        ax3, kernel_vm.attribution("R2 as merged", "readv_4k_empty"), "6.4 import: readv(4K+empty)"
+    )
+    fig.tight_layout()
+    return fig
+
+
+def vm_bridge(s: Session) -> pd.DataFrame:
+    """R2's pair bridge, step by step: the live A/B's readv(4K+empty) - readv(1) on this
+    host against the same pair in the booted 6.1+merged, and the change's instructions
+    saved turned into ns and a share (:mod:`labkit.measure.bridge`)."""
+    out = s.run("R2.vm_share")
+    rows = kernel_vm.VM_MATRIX.measure(kernel_vm.VmMatrix.quick(), 1)
+    c = r2_claims.vm_pair(rows)
+    d = out.data[out.data["target"] == "zero"]
+    dt = stats.difference(d, r2_claims.IOVEC, r2_claims.UBUF, confidence=out.measured.confidence)
+    ns_per = dt.estimate / c["max"]
+    saved_ns = c["saved"] * ns_per
+    return pd.Series(
+        {
+            "readv(4K+empty) - readv(1), live here (ns)": dt.estimate,
+            "the same pair, booted 6.1+merged (instructions, -cpu max)": c["max"],
+            "the same pair, booted 6.1+merged (instructions, no ERMS)": c["max-erms"],
+            "ns per instruction of the import path here": ns_per,
+            "instructions per ns it implies": 1 / ns_per if ns_per > 0 else np.nan,
+            "instructions the change saves (booted 6.1 -> 6.1+merged)": c["saved"],
+            "ns saved per call, bridged": saved_ns,
+            "% of this host's readv(4K+empty) (R2.vm_share)": out.estimate.estimate,
+            "% of the 2023 call (183.5 ns), shown only": 100
+            * saved_ns
+            / r2_seed.figures()["readv_before_ns"],
+        },
+        name="pair bridge",
+    ).to_frame()

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 from matplotlib.figure import Figure
 
 from labkit.core.fixed import SEEKS
 from labkit.measure import stats
-from labkit.report.plots import COLORS, errorbars, fit_power_law
+from labkit.report.plots import COLORS, errorbars, fit_power_law, saving_bars
+from labkit.results import kernel_vm
 from labkit.results.claim import Drawing, drawn
 from labkit.results.r1 import claims, experiments, seed
 
@@ -219,3 +221,31 @@ __all__ = [
     "seek_table",
     "submissions",
 ]
+
+
+@drawn(FIGURES, "R1-vm-attribution")
+def vm_attribution(s: Session) -> Figure:
+    """The 2019 fix in a booted 6.1 kernel: READ_FIXED into the tail page of 1 GiB with the
+    fix undone against stock 6.1, by kernel function (the kernel bench's committed run)."""
+    fig = Figure(figsize=(8, 2.8))
+    ax = fig.subplots()
+    saving_bars(
+        ax,
+        kernel_vm.attribution("R1", "uring_read_fixed_tail"),
+        "R1 in a booted 6.1: io_uring READ_FIXED, tail page of 1 GiB, fix undone -> fix in",
+        log=True,
+    )
+    return fig
+
+
+def vm_table() -> pd.DataFrame:
+    """R1 in the booted kernels (the bench's committed run, ``-cpu max``): guest
+    instructions per READ_FIXED of 4 KiB at the head and the tail of 1 GiB, fix in and
+    undone, with tail / head."""
+    rows = kernel_vm.VM_MATRIX.measure(kernel_vm.VmMatrix.quick(), 1)
+    out = []
+    for label, era in (("6.1 (the 2019 fix in)", "6.1"), ("6.1, the fix undone", "6.1-r1fix")):
+        head = kernel_vm.per_call(rows, era, "uring_read_fixed_head", 4096)
+        tail = kernel_vm.per_call(rows, era, "uring_read_fixed_tail", 4096)
+        out.append({"kernel": label, "head": head, "tail": tail, "tail / head": tail / head})
+    return pd.DataFrame(out).set_index("kernel")

@@ -13,7 +13,8 @@ from scipy import stats as scipy_stats
 from labkit.experiments import callgrind
 from labkit.measure import results, stats
 from labkit.models import ubuf
-from labkit.report.plots import COLORS, errorbars
+from labkit.report.plots import COLORS, errorbars, saving_bars
+from labkit.results import kernel_vm
 from labkit.results.claim import Drawing, drawn
 from labkit.results.r2 import claims, experiments, seed
 from labkit.results.r3 import claims as r3_claims
@@ -381,3 +382,89 @@ __all__ = [
     "model_savings",
     "reconciliation",
 ]
+
+
+@drawn(FIGURES, "R2-R3-vm-attribution")
+def vm_attribution(s: Session) -> Figure:
+    """The changes in a booted 6.1 kernel, by kernel function (the kernel bench's committed
+    run, ``-cpu max``): R2 as mailed (v1) and as merged on readv(1) of 4 KiB, and R3's
+    rewrite on io_uring READV(1) of 4 KiB, each against stock 6.1."""
+    fig = Figure(figsize=(13, 3.6))
+    axes = fig.subplots(1, 3)
+    for ax, (pair, case, title) in zip(
+        axes,
+        (
+            ("R2 as mailed (v1)", "readv1", "R2 as mailed (v1): readv(1)"),
+            ("R2 as merged", "readv1", "R2 as merged (6.4): readv(1)"),
+            ("R3", "uring_readv1", "R3's rewrite: io_uring READV(1)"),
+        ),
+        strict=True,
+    ):
+        saving_bars(ax, kernel_vm.attribution(pair, case), title)
+    fig.tight_layout()
+    return fig
+
+
+@drawn(FIGURES, "R2-oracle-vs-booted")
+def oracle_vs_booted(s: Session) -> Figure:
+    """The seed mail's change (v1) per readv(1), by function: the user-space oracle (UML's
+    build of lib/iov_iter.c, -O2) beside the booted x86-64 kernel."""
+    from labkit.kernelsrc.counts import kernel_counts  # the committed oracle counts, on use
+
+    t = kernel_vm.oracle_reconciliation(kernel_counts(functions=True))
+    t = t[t["function"] != "total"].fillna({"booted_saved": 0.0})
+    fig = Figure(figsize=(8, 3.6))
+    ax = fig.subplots()
+    y = np.arange(len(t))
+    ax.barh(y - 0.2, t["oracle_saved"], 0.4, color=COLORS["model"], label="user-space oracle (UML)")
+    ax.barh(y + 0.2, t["booted_saved"], 0.4, color=COLORS["live"], label="booted x86-64 kernel")
+    ax.set_yticks(y, t["function"])
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_xlabel("instructions saved per readv(1) call, 6.1 -> 6.1 + the seed mail (v1)")
+    tot = kernel_vm.oracle_reconciliation(kernel_counts(functions=True)).iloc[-1]
+    ax.set_title(
+        f"the same change: net {tot['oracle_saved']:+.0f} in the oracle, "
+        f"{tot['booted_saved']:+.0f} booted (x86-64 inlines copy_iovec_from_user and "
+        "import_ubuf)",
+        fontsize=10,
+    )
+    ax.legend(loc="lower right")
+    return fig
+
+
+#: The bench's cases notebook 03 shows: label -> (case, bytes, config, CPU model).
+VM_CASES = {
+    "readv(1) 4 KiB /dev/zero": ("readv1", 4096, "base", "max"),
+    "readv(1) 4 KiB, -cpu max,-erms,-fsrm": ("readv1", 4096, "base", "max-erms"),
+    "readv(1) 64 B": ("readv1", 64, "base", "max"),
+    "readv(1) 4 KiB, mitigations": ("readv1", 4096, "mitigations", "max"),
+    "readv(4K+empty) 4 KiB": ("readv_4k_empty", 4096, "base", "max"),
+    "io_uring READV(1) 4 KiB": ("uring_readv1", 4096, "base", "max"),
+    "readv(1) O_DIRECT /dev/nullb0 4 KiB": ("nullb_readv1", 4096, "base", "max"),
+    "read(4K)": ("read", 4096, "base", "max"),
+}
+
+
+def vm_table() -> pd.DataFrame:
+    """R2 and R3 in the booted kernels (the bench's committed run): guest instructions per
+    call in stock 6.1 and the instructions each era saves against it (before - after)."""
+    rows = kernel_vm.VM_MATRIX.measure(kernel_vm.VmMatrix.quick(), 1)
+    out = []
+    for label, (case, n, cfg, cpu) in VM_CASES.items():
+        r = {"case": label, "6.1": kernel_vm.per_call(rows, "6.1", case, n, cfg, cpu)}
+        for era in ("6.1+v1", "6.1+merged", "6.1+r3"):
+            try:
+                r[f"saved by {era}"] = kernel_vm.saved(rows, "6.1", era, case, n, cfg, cpu)
+            except KeyError:  # the era was not booted with this CPU model
+                r[f"saved by {era}"] = np.nan
+        out.append(r)
+    return pd.DataFrame(out).set_index("case")
+
+
+def oracle_table() -> pd.DataFrame:
+    """The seed mail's change per readv(1), function by function: the user-space oracle
+    (UML, -O2) beside the booted x86-64 kernel
+    (:func:`labkit.results.kernel_vm.oracle_reconciliation`)."""
+    from labkit.kernelsrc.counts import kernel_counts  # the committed oracle counts, on use
+
+    return kernel_vm.oracle_reconciliation(kernel_counts(functions=True)).set_index("function")
