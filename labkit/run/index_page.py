@@ -30,7 +30,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 td, th { padding: 0.25em 0.6em; text-align: left; border-bottom: 1px solid #ddd;
          vertical-align: top; }
 th { background: #f4f4f4; }
-td.num { text-align: right; white-space: nowrap; }
+td.num { text-align: right; }
 .status-failed, .status-interrupted, .status-output-error { color: #b00020; font-weight: bold; }
 .status-up-to-date { color: #555; }
 figure { margin: 2em 0; padding-bottom: 1em; border-bottom: 1px solid #eee; }
@@ -200,14 +200,16 @@ def index_html(rep: Any) -> str:
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>labkit reproduction ({mode} mode)</title>
-<style>{STYLE}</style></head><body>
+<style>{STYLE}{summary.SUMMARY_CSS}{summary.HEADLINE_CSS}</style></head><body>
 <h1>labkit reproduction ({mode} mode)</h1>
 {_header(rep)}
 <p class="note">The notebooks tell each story; this page gathers their headline figures.
 Published = the figure of the original mail; model = labkit's C model of the kernel code;
 live = the running kernel.</p>
 <h2>Summary</h2>
-{summary.summary_html(table)}
+<p class="note">One row per claim; the interval's confidence is printed beside it, as
+computed. Open "reason and method" in a row for why the verdict is what it is.</p>
+{summary.summary_html(table, layout="headline")}
 <h2>Notebooks</h2>
 {_notebook_rows(rep)}
 <h2>Figures</h2>
