@@ -2,7 +2,9 @@
 
 * :func:`figure`: a result's figure by name, drawn from this session and saved.
 
-* :func:`start`: the mode (quick or full), the plotting style, a new session.
+* :func:`start`: the mode (quick or full), the plotting style, a new session; in a
+  notebook, a line saying the outputs below come from this run, not the stored run
+  named under the title.
 * :func:`markdown`: prose whose measured figures are rendered from this run's
   results, never typed: ``{R1.walk_tail_ns}`` is the claim's estimate with its
   interval, ``{R1.walk_tail_ns:,.0f}`` its estimate alone, formatted;
@@ -63,6 +65,17 @@ def start(quick: bool | None = None) -> Session:
     apply_style()
     s = new_session(quick_mode(quick))
     print(f"mode: {'quick' if s.quick else 'full'}")
+    if "ipykernel" in sys.modules and not config.notebook_name():
+        # a reader ran the notebook (not labkit reproduce): its outputs are this run's
+        import datetime as _dt
+
+        from labkit.measure.envinfo import cpu_model
+
+        now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        print(
+            f"the outputs below are from this run ({cpu_model()}, started {now}), "
+            "not the stored run named above"
+        )
     return s
 
 
