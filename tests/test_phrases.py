@@ -61,7 +61,9 @@ def phrase_problems(nb: dict[str, Any], name: str) -> tuple[int, list[str]]:
         renders = "phrases." in _text(cell.get("source", ""))
         found = False
         for out in cell.get("outputs", []):
-            recs = out.get("metadata", {}).get("labkit", {}).get("phrases", [])
+            meta = out.get("metadata", {})  # IPython keeps a repr's metadata by its type
+            meta = meta.get("text/markdown", meta)
+            recs = meta.get("labkit", {}).get("phrases", [])
             text = _text(out.get("data", {}).get("text/markdown", ""))
             for rec in recs:
                 found, n = True, n + 1
