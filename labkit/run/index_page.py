@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -134,11 +135,22 @@ def _markdown(text: str) -> str:
         return f"<p>{esc(text)}</p>"
 
 
+def whole_sentences(text: str) -> str:
+    """A caption that ends with a whole sentence: notebook text that leads into a table or
+    code (ending with ":") loses its last, unfinished sentence; a single such sentence ends
+    with a full stop instead."""
+    text = text.rstrip()
+    if not text.endswith(":"):
+        return text
+    ends = [m.end() for m in re.finditer(r"[.!?](\*|_|`|\))*(?=\s)", text)]
+    return text[: ends[-1]].rstrip() if ends else text[:-1].rstrip() + "."
+
+
 def _figure(out: Path, saved: figs.SavedFigure | None, png: Path, anchors: dict) -> str:
     name = png.stem
     record = figs.read_sidecar(png)
     title = figs.title_text(record, name)
-    caption = record.get("caption") or (saved.after if saved else "")
+    caption = whole_sentences(record.get("caption") or (saved.after if saved else ""))
     series = figs.series_text(record)
     link = ""
     if saved is not None:
