@@ -646,11 +646,12 @@ DETAIL_FIELDS = [
 HEADLINE_CSS = """
 table.headline { width: 100%; table-layout: fixed; }
 table.headline td, table.headline th { overflow-wrap: anywhere; }
-table.headline col.claim { width: 34%; }
-table.headline col.published { width: 12%; }
-table.headline col.measured { width: 20%; }
-table.headline col.verdict { width: 12%; }
-table.headline col.evidence { width: 22%; }
+table.headline col.claim { width: 28%; }
+table.headline col.published { width: 10%; }
+table.headline col.measured { width: 19%; }
+table.headline col.verdict { width: 11%; }
+table.headline col.evidence { width: 32%; }
+table.headline td:last-child { font-size: 0.9em; }
 table.headline details { font-size: 0.9em; color: #333; margin-top: 0.3em; }
 table.headline details summary { cursor: pointer; color: #555; }
 table.headline details dl { margin: 0.3em 0; }
