@@ -68,9 +68,9 @@ def start(quick: bool | None = None) -> Session:
     print(f"mode: {'quick' if s.quick else 'full'}")
     if "ipykernel" in sys.modules and not config.notebook_name():
         # a reader ran the notebook (not labkit reproduce): its outputs are this run's
-        import datetime as _dt
+        import datetime as _dt  # only in a notebook run by a reader
 
-        from labkit.measure.envinfo import cpu_model
+        from labkit.measure.envinfo import cpu_model  # (as above)
 
         now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         print(

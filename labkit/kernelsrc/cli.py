@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -65,11 +66,14 @@ def _src_argument(parser: argparse.ArgumentParser) -> None:
 
 def _build_with_progress(src: str | None) -> None:
     """Build every era not yet cached, with a tqdm line that shows time passing."""
-    import threading
+    from tqdm.auto import tqdm  # on use: labkit --help stays fast
 
-    from tqdm.auto import tqdm
-
-    from labkit.kernelsrc.build import ERAS, KernelSourceError, build, cached
+    from labkit.kernelsrc.build import (  # on use: labkit --help stays fast
+        ERAS,
+        KernelSourceError,
+        build,
+        cached,
+    )
 
     if src is not None and not (Path(src) / "lib" / "iov_iter.c").is_file():
         raise KernelSourceError(f"--src {src}: not a kernel tree (no lib/iov_iter.c)")
