@@ -54,8 +54,8 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"three segments (one empty): {it!r}")
     copied = it.copy_to_iter(bytes(range(1, 26)))
     print(f"copy_to_iter(25 bytes) -> {copied}: {it!r}")
-    print(f"  bytes at addr+0: {list(m.array[:10])}")
-    print(f"  bytes at addr+8192: {list(m.array[8192:8207])}")
+    print(f"  bytes at addr+0: {m.array[:10].tolist()}")
+    print(f"  bytes at addr+8192: {m.array[8192:8207].tolist()}")
     it.revert(20)
     print(f"revert(20): {it!r}, current segment (addr, len) = {it.iovec()}")
     _demo_all_types(labkit, mem, m)
@@ -142,7 +142,9 @@ def _bench_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--cpu", type=int, default=None, help="CPU to pin to")
     parser.add_argument(
-        "--no-save", action="store_true", help="do not write results under data/results"
+        "--no-save",
+        action="store_true",
+        help="do not write results under labkit-results/results/ (or LABKIT_DATA)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
 
@@ -159,9 +161,10 @@ def _bench(args: argparse.Namespace) -> int:
     cfg = corebench.CoreCopy.for_mode(quick)
     reps = cfg.repeats if args.repeats is None else args.repeats
     runs = cfg.runs if args.runs is None else args.runs
-    if reps < 1 or runs < 1:
-        print("labkit bench: --repeats and --runs must be >= 1", file=sys.stderr)
-        return 2
+    for option, value in (("--repeats", reps), ("--runs", runs)):
+        if value < 1:
+            print(f"labkit bench: {option} must be >= 1, got {value}", file=sys.stderr)
+            return 2
     # everything the run needs is checked before it measures, not after
     try:
         runner.cpu_arg(args.cpu)
@@ -388,6 +391,18 @@ def version() -> str:
     return labkit.__version__
 
 
+def _innermost(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> argparse.ArgumentParser:
+    """The deepest parser ``args`` went through (``labkit kernel diff``'s, not ``kernel``'s)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = getattr(args, action.dest, None)
+            if chosen in action.choices:
+                return _innermost(action.choices[chosen], args)
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``labkit`` command."""
     parser = argparse.ArgumentParser(
@@ -398,6 +413,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--version", action="version", version=f"labkit {version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parsers: dict[str, argparse.ArgumentParser] = {}
     for cmd in COMMANDS:
         p = sub.add_parser(
             cmd.name,
@@ -407,7 +423,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         cmd.add_arguments(p)
         p.set_defaults(_run=cmd.run)
-    args = parser.parse_args(argv)
+        parsers[cmd.name] = p
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # the subcommand's own usage, not the top level's
+        _innermost(parsers[args.command], args).error(
+            f"unrecognized arguments: {' '.join(unknown)}"
+        )
     try:
         check_settings()  # every LABKIT_* number and place, before any work
     except ValueError as exc:

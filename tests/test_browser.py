@@ -19,6 +19,11 @@ through ``/usr/bin/chromedriver``: nothing downloads a browser or a driver) open
   "Error displaying widget", and notebook 01 shows the stepper's last drawing (reopened once
   more with no kernel at all: still there).
 
+The report page (``index.html`` of a reproduction holding the stored reference summary) is
+opened at 1,280 and 1,920 px: the page does not scroll sideways, the summary table fits its
+width and no row is taller than 330 px with its details closed (``report-1280.png``,
+``report-1920.png``).
+
 A screenshot of each notebook after Run All (``NN-name.png``, taken before the checks, so it
 shows a failure too) and of notebook 01's stepper after the step, reopened, and reopened with
 no kernel (``-stepped``, ``-reopened``, ``-no-kernel``) go to ``tests/artifacts/browser/``
@@ -607,3 +612,90 @@ def _step_the_stepper(driver: Any, path: str) -> dict[str, Any]:
     assert after != first, "the drawing did not change after advance"
     print(f"stepper: slider {before_value} -> {value}, advance: {line()}")
     return {"cell": k, "after": after, "value": value}
+
+
+# ---- the report page (index.html) at two screen widths ---------------------------------------
+
+
+def _report_page(tmp: Path, layout: str = "headline") -> Path:
+    """index.html of a reproduction holding the stored reference summary, no notebook runs."""
+    import types
+
+    import pandas as pd
+
+    from labkit.report import summary
+    from labkit.run import index_page
+
+    table = pd.read_csv(ROOT / "data" / "reproduction" / "summary.csv")
+    rep = types.SimpleNamespace(
+        runs=[], out=tmp, summary=table, quick=False, finished=None, seconds=0.0
+    )
+    page = index_page.index_html(rep)
+    if layout != "headline":  # the same page with another layout of the table
+        page = page.replace(
+            summary.summary_html(table.drop(columns=["recorded"]), layout="headline"),
+            summary.summary_html(table.drop(columns=["recorded"]), layout=layout),
+        )
+    dest = tmp / f"index-{layout}.html"
+    dest.write_text(page, encoding="utf-8")
+    return dest
+
+
+def report_geometry(page: Path, width: int, shot: str | None = None) -> dict[str, Any]:
+    """The page at ``width`` px: its scroll width, the window's, the summary table's width
+    and its tallest row (details closed); a screenshot of the table to ``shot``."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = str(CHROMIUM)
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        f"--window-size={width},1000",
+        "--force-device-scale-factor=1",
+    ):
+        opts.add_argument(arg)
+    service = Service(executable_path=str(CHROMEDRIVER))
+    driver = webdriver.Chrome(service=service, options=opts)
+    driver_pid = service.process.pid
+    chrome = _children(driver_pid)
+    try:
+        driver.get(page.as_uri())
+        geometry = driver.execute_script(
+            """
+            const t = document.querySelector('table.summary');
+            const rows = [...t.querySelectorAll('tbody tr')]
+                .map(r => r.getBoundingClientRect().height);
+            t.scrollIntoView({block: 'start'});
+            return {page: document.documentElement.scrollWidth,
+                    window: document.documentElement.clientWidth,
+                    table: Math.round(t.getBoundingClientRect().width),
+                    room: t.parentElement.clientWidth,
+                    tallest_row: Math.round(Math.max(...rows)), rows: rows.length};
+            """
+        )
+        if shot:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(ARTIFACTS / shot))
+            print(f"screenshot: {ARTIFACTS / shot}")
+        return geometry
+    finally:
+        try:
+            driver.quit()
+        finally:
+            for pid in [*chrome, driver_pid]:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_report_table_fits_the_screen(tmp_path: Path, width: int) -> None:
+    """The headline table fits the page's width (no sideways scrolling) and no row is taller
+    than a third of a 1,000 px window with its details closed."""
+    g = report_geometry(_report_page(tmp_path), width, f"report-{width}.png")
+    print(f"report at {width} px: {g}")
+    assert g["page"] <= g["window"], f"the page scrolls sideways at {width} px: {g}"
+    assert g["table"] <= g["room"], f"the summary table is wider than the page: {g}"
+    assert g["tallest_row"] <= 330, f"a summary row is {g['tallest_row']} px tall: {g}"

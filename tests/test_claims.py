@@ -169,7 +169,9 @@ def test_rows_are_keyed_by_claim_id_and_judged_by_the_rule(fake_claims):
     assert rows["claim"] == "R9.ratio" and rows["verdict"] == "reproduced"
     assert rows["live"] == pytest.approx(1.022) and rows["band_low"] == 0.9
     diff = pd.read_json(fake_claims / "summary" / "r9-diff.json", typ="series")
-    assert diff["verdict"] == "not measured" and diff["model"] > 0  # no band declared
+    # measured, no band declared: shown, not judged (never "not measured" beside a figure)
+    assert diff["verdict"] == "not comparable" and diff["model"] > 0
+    assert "no declared band" in diff["reason"]
 
 
 def test_an_undecided_claim_gets_more_runs_up_to_the_cap(fake_claims, monkeypatch):

@@ -103,3 +103,40 @@ def test_notebooks_copies_and_refuses_to_overwrite(tmp_path, capsys):
     afile.write_text("x")
     assert cli.main(["notebooks", str(afile)]) == 2
     assert "not a directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["compare", "--bogus"], ["kernel", "diff", "--bogus"], ["info", "--bogus"], ["demo", "-x"]],
+)
+def test_a_bad_option_prints_the_subcommands_own_usage(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    name = "labkit " + " ".join(a for a in argv if not a.startswith("-"))
+    assert err.startswith(f"usage: {name} "), err
+    assert f"{name}: error: unrecognized arguments: {argv[-1]}" in err
+
+
+@pytest.mark.parametrize("action", ["build", "diff", "counts"])
+def test_kernel_actions_take_src_and_name_a_bad_tree(action, tmp_path, capsys):
+    """--src is an option of every action that builds (the README names it); a folder that
+    is not a kernel tree is one line naming it, before anything is built."""
+    assert cli.main(["kernel", action, "--src", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path) in err and "not a kernel tree" in err and len(err.splitlines()) == 1
+
+
+def test_demo_prints_plain_numbers(capsys):
+    assert cli.main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert "np." not in out
+    assert "bytes at addr+0: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]" in out
+
+
+def test_bench_help_names_where_results_go(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["bench", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "labkit-results/results/" in text and "data/results" not in text

@@ -128,3 +128,32 @@ def test_the_repository_holds_one_reference_run():
     if not (rep / reference.RUN_FILE).is_file():
         pytest.skip("no reference run stored yet (make reference stores one)")
     assert reference.check_reference(ROOT / "notebooks", rep) == []
+
+
+def test_stored_outputs_name_the_code_they_come_from(stored, monkeypatch):
+    """A stored run records the code id of the figure code; a change to one file of it makes
+    the outputs stale, and the problem names the file and the command that regenerates."""
+    run, nbs, rep = stored
+    assert run["code"]["id"] == reference.code_id()
+    assert reference.stale_outputs(nbs, rep) == []
+    changed = dict(reference.code_manifest(), **{"labkit/results/r2/claims.py": "0" * 12})
+    monkeypatch.setattr(reference, "code_manifest", lambda: changed)
+    (problem,) = reference.stale_outputs(nbs, rep)
+    assert "changed: labkit/results/r2/claims.py" in problem and "make reference" in problem
+
+
+def test_the_figure_code_leaves_out_the_command_line_and_the_orchestration():
+    files = reference.code_manifest()
+    assert "labkit/results/r2/claims.py" in files and "published/bands.csv" in files
+    assert "labkit/report/gallery.py" in files and "labkit/claims/phrases.py" in files
+    assert not any(f.startswith(("labkit/run/", "labkit/testing/")) for f in files)
+    assert "labkit/cli.py" not in files
+
+
+def test_the_repositorys_stored_outputs_come_from_its_code():
+    """Fails until the reference run is made from this tree: `make reference`."""
+    rep = ROOT / "data" / "reproduction"
+    if not (rep / reference.RUN_FILE).is_file():
+        pytest.skip("no reference run stored yet (make reference stores one)")
+    problems = reference.stale_outputs(ROOT / "notebooks", rep)
+    assert problems == [], "\n".join(problems)

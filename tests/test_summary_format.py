@@ -82,3 +82,50 @@ def test_notebook_layout_keeps_every_figure_and_the_whole_reason(tmp_path):
     assert page.count("<tr>") == 1 + 2 * len(df)  # the head, then a figures row and a reason row
     with pytest.raises(ValueError, match="layout"):
         summary.summary_html(df, layout="tall")
+
+
+def test_the_headline_layout_prints_each_intervals_confidence():
+    """One row per claim: published, measured with the confidence its reason states, verdict,
+    evidence; the reason and method behind a <details> of the row."""
+    rows = [
+        {
+            "claim": "R2.live_ratio",
+            "result": "R2",
+            "quantity": "q",
+            "unit": "x",
+            "estimate": 1.009,
+            "ci_low": 1.007,
+            "ci_high": 1.011,
+            "verdict": "differs",
+            "evidence": "a stand-in",
+            "method": "bootstrap",
+            "reason": "the 97.5% interval [1.007, 1.011]x lies wholly below the band",
+        },
+        {
+            "claim": "R2.instr_saved",
+            "result": "R2",
+            "quantity": "instructions",
+            "unit": "instructions",
+            "estimate": 30.0,
+            "ci_low": 30.0,
+            "ci_high": 30.0,
+            "verdict": "reproduced",
+            "method": "instruction count (callgrind)",
+            "reason": "the 95% interval [30, 30] instructions lies inside the band",
+        },
+    ]
+    page = summary.summary_html(pd.DataFrame(rows), layout="headline")
+    assert page.count("<tr>") == 3 and page.count("<details>") == 2
+    assert "1.009 [1.007, 1.011] x (97.5% CI)" in page
+    assert "30 instructions (count)" in page and "[30, 30]" not in page.split("<details>")[0]
+    heads = re.findall(r"<th>([^<]*)</th>", page)
+    assert heads == ["claim", "published", "measured", "verdict", "evidence"]
+
+
+def test_a_caption_ends_with_a_whole_sentence():
+    from labkit.run.index_page import whole_sentences
+
+    text = "Counted in full mode. In quick mode it records the counts as not measured:"
+    assert whole_sentences(text) == "Counted in full mode."
+    assert whole_sentences("The table below:") == "The table below."
+    assert whole_sentences("Whole.") == "Whole."

@@ -12,7 +12,7 @@ import pytest
 
 from labkit import claims, report
 from labkit.measure import stats
-from labkit.report import verdict
+from labkit.report import summary, verdict
 
 INF = math.inf
 
@@ -126,7 +126,9 @@ def test_record_decides_with_the_declared_band(tmp_path):
 
 def test_record_without_a_band(tmp_path):
     row = report.record("R9", "x", model=1.0, measured=_estimate(1, 0.1), reason="r", out=tmp_path)
-    assert row["verdict"] == "not measured" and "no declared band" in row["reason"]
+    assert row["verdict"] == "not comparable" and "no declared band" in row["reason"]
+    assert "shown, not judged" in row["reason"]
+    assert summary.label_problems(row) == []
     row = report.record("T1", "y", verdict="reproduced", reason="a test row", out=tmp_path)
     assert row["verdict"] == "reproduced" and row["method"] == "verdict given by the notebook"
 
@@ -252,3 +254,19 @@ def test_a_shrink_just_over_1_does_not_read_as_1x():
     v = verdict(4.0, 3.08, 5.0, 4.588, 6.423)  # 1.92 wide against 1.835: 1.046x
     assert "shrink at least 1.05x" in v.reason
     assert "shrink at least 4x" in verdict(3.0, 1.0, 5.0, 2.5, 3.5).reason
+
+
+def test_a_verdict_label_matches_its_reason(tmp_path):
+    """Not measured means no figure; a reason that says "not measured" is labelled so, also
+    where the setups would not have been comparable either."""
+    from labkit.report.summary import label_problems
+
+    row = report.record("R9", "x", measured=None, reason="not built here", out=tmp_path)
+    assert row["verdict"] == "not measured" and row["reason"].startswith("not measured")
+    assert label_problems(row) == []
+    bad = dict(row, verdict="not comparable")
+    assert label_problems(bad) == [
+        "its reason says not measured but it is labelled 'not comparable'"
+    ]
+    bad = dict(row, verdict="not measured", estimate=-2.06)
+    assert "labelled not measured but carries a measured figure" in label_problems(bad)

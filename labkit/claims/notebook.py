@@ -2,7 +2,9 @@
 
 * :func:`figure`: a result's figure by name, drawn from this session and saved.
 
-* :func:`start`: the mode (quick or full), the plotting style, a new session.
+* :func:`start`: the mode (quick or full), the plotting style, a new session; in a
+  notebook, a line saying the outputs below come from this run, not the stored run
+  named under the title.
 * :func:`markdown`: prose whose measured figures are rendered from this run's
   results, never typed: ``{R1.walk_tail_ns}`` is the claim's estimate with its
   interval, ``{R1.walk_tail_ns:,.0f}`` its estimate alone, formatted;
@@ -23,6 +25,7 @@ from matplotlib.figure import Figure
 
 from labkit import config
 from labkit.claims.engine import Session, new_session, session
+from labkit.claims.phrases import Phrase
 from labkit.config import quick_mode
 from labkit.measure import results
 from labkit.measure.resampling import Estimate
@@ -63,14 +66,31 @@ def start(quick: bool | None = None) -> Session:
     apply_style()
     s = new_session(quick_mode(quick))
     print(f"mode: {'quick' if s.quick else 'full'}")
+    if "ipykernel" in sys.modules and not config.notebook_name():
+        # a reader ran the notebook (not labkit reproduce): its outputs are this run's
+        import datetime as _dt  # only in a notebook run by a reader
+
+        from labkit.measure.envinfo import cpu_model  # (as above)
+
+        now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        print(
+            f"the outputs below are from this run ({cpu_model()}, started {now}), "
+            "not the stored run named above"
+        )
     return s
 
 
 class Markdown(str):
-    """Text that Jupyter shows as Markdown (no IPython needed to make it)."""
+    """Text that Jupyter shows as Markdown (no IPython needed to make it); the phrases it
+    was filled with (:mod:`labkit.claims.phrases`) go in its output's metadata, under
+    ``labkit.phrases``, each with the numbers it was chosen from."""
 
-    def _repr_markdown_(self) -> str:
-        return str(self)
+    phrases: tuple[dict[str, Any], ...] = ()
+
+    def _repr_markdown_(self) -> str | tuple[str, dict[str, Any]]:
+        if not self.phrases:
+            return str(self)
+        return str(self), {"labkit": {"phrases": list(self.phrases)}}
 
 
 class _Result:
@@ -86,7 +106,9 @@ class _Result:
 def markdown(template: str, **values: Any) -> Markdown:
     """``template`` with every ``{R<n>.<claim>...}`` and ``{name}`` field filled from this
     run: claims from the current session (run if need be), names from ``values`` (an
-    Estimate among them is quoted as a claim is: ``{F}`` with its interval).
+    Estimate among them is quoted as a claim is: ``{F}`` with its interval; a
+    :class:`~labkit.claims.phrases.Phrase` is its words, and its record goes in the
+    output's metadata).
 
     Raises:
         KeyError: for a field that is neither a claim nor a given value.
@@ -96,7 +118,10 @@ def markdown(template: str, **values: Any) -> Markdown:
     results_ = {f.split(".")[0] for f in fields if f[:1] == "R" and f.split(".")[0][1:].isdigit()}
     namespace = {r: _Result(r, s) for r in results_}
     quoted = {k: Quoted(v) if isinstance(v, Estimate) else v for k, v in values.items()}
-    return Markdown(template.format(**namespace, **quoted))
+    out = Markdown(template.format(**namespace, **quoted))
+    used = [values[f] for f in fields if isinstance(values.get(f), Phrase)]
+    out.phrases = tuple(p.record() for p in used)
+    return out
 
 
 def summary_of(claim_ids: Iterable[str] | str) -> str:
@@ -115,13 +140,23 @@ def save_results() -> str:
     s = session()
     if s.quick:
         return "quick mode: results not saved"
-    frames = {}
+    frames, earlier = {}, []
     for m in s.measurements():
         name = m.experiment.results
-        if m.why_not or not name or m.note:  # m.note: the measuring phase saved these rows
+        if m.why_not or not name:
+            continue
+        if m.note:  # the measuring phase of labkit reproduce saved these rows already
+            earlier.append(m.experiment.id)
             continue
         frames.update(name(m.data) if callable(name) else {name: m.data})
-    said = str(results.save_all(frames))
+    said = ""
+    if frames or not earlier:
+        said = str(results.save_all(frames))
+        if not frames:
+            said = "no result tables measured in this session: nothing saved"
+    if earlier:
+        kept = f"kept by the measuring phase of labkit reproduce: {', '.join(sorted(earlier))}"
+        said = f"{said}; {kept}" if said else kept
     out = config.out_setting()  # under labkit reproduce: name its folder, not this machine's path
     return said.replace(str(out), "the reproduction's folder") if out is not None else said
 

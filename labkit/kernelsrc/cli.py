@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
 import time
+from pathlib import Path
 
 from labkit import _options
 
@@ -18,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     b.add_argument(
         "--era", choices=sorted(ERAS), action="append", help="only this era (repeatable)"
     )
-    b.add_argument("--src", help="a kernel tree to build instead of Debian's linux-source package")
+    _src_argument(b)
     b.add_argument("--force", action="store_true", help="rebuild even if cached")
     d = sub.add_parser("diff", help="differential sequences: labkit's model against the real code")
     d.add_argument(
@@ -28,7 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="sequences per era pair (>= 1)",
     )
     d.add_argument("--seed", type=int, default=1)
-    sub.add_parser("counts", help="instructions of the real code per call (callgrind)")
+    _src_argument(d)
+    c = sub.add_parser("counts", help="instructions of the real code per call (callgrind)")
+    _src_argument(c)
     u = sub.add_parser(
         "boot", help="a real 6.1 kernel's readv() import (user-mode-linux), beside the host's"
     )
@@ -50,6 +55,57 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_vm_arguments(sub.add_parser("vm", help="the kernel bench: x86-64 kernels under QEMU"))
 
 
+def _src_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--src",
+        metavar="DIR",
+        help="a kernel tree to build instead of Debian's linux-source package "
+        "(same as LABKIT_KERNEL_SRC)",
+    )
+
+
+def _build_with_progress(src: str | None) -> None:
+    """Build every era not yet cached, with a tqdm line that shows time passing."""
+    from tqdm.auto import tqdm  # on use: labkit --help stays fast
+
+    from labkit.kernelsrc.build import (  # on use: labkit --help stays fast
+        ERAS,
+        KernelSourceError,
+        build,
+        cached,
+    )
+
+    if src is not None and not (Path(src) / "lib" / "iov_iter.c").is_file():
+        raise KernelSourceError(f"--src {src}: not a kernel tree (no lib/iov_iter.c)")
+    todo = [era for era in sorted(ERAS) if src is not None or cached(era) is None]
+    if not todo:
+        return
+    bar = tqdm(
+        total=len(todo),
+        desc="building the kernel oracle",
+        unit="era",
+        file=sys.stderr,
+        bar_format="{desc}: {n}/{total} eras [{elapsed}]{postfix}",
+    )
+    done = threading.Event()
+
+    def tick() -> None:  # a build step takes a minute: redraw the elapsed time each second
+        while not done.wait(1.0):
+            bar.refresh()
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    ticker.start()
+    try:
+        for era in todo:
+            bar.set_postfix_str(f"lib/iov_iter.c of {era}")
+            build(era, src=src)
+            bar.update(1)
+    finally:
+        done.set()
+        ticker.join()
+        bar.close()
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``labkit kernel ACTION``."""
     from labkit.kernelsrc.build import KernelSourceError, build, build_all
@@ -59,6 +115,11 @@ def run(args: argparse.Namespace) -> int:
 
         return run_vm(args)
     try:
+        src = getattr(args, "src", None)
+        if src is not None and args.kernel_command in ("diff", "counts"):
+            os.environ["LABKIT_KERNEL_SRC"] = src  # the oracle's builds read the one setting
+        if args.kernel_command in ("diff", "counts"):
+            _build_with_progress(src)
         if args.kernel_command == "build":
             t0 = time.monotonic()
             if not args.era:

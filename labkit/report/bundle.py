@@ -100,8 +100,18 @@ class Bundle:
 
     @property
     def label(self) -> str:
-        """The bundle's name in a comparison: the manifest's label, else the fingerprint."""
-        return str(self.manifest.get("label") or self.fingerprint)
+        """The bundle's name in a comparison, by what was recorded: the manifest's label,
+        unless it names the host by hearsay ("per README"), then the recorded fingerprint
+        (without its "(model not recorded)") with the rest of the label (hypervisor, date);
+        without a label, the fingerprint."""
+        label = str(self.manifest.get("label") or "")
+        if not label:
+            return self.fingerprint
+        if "per README" not in label:
+            return label
+        name = re.sub(r"\((R|TM)\)|\s*\(model not recorded\)|\s+Processor\b", "", self.fingerprint)
+        rest = label.split("), ", 1)[1] if "), " in label else ""
+        return ", ".join(x for x in (" ".join(name.split()), rest) if x)
 
     def sample_files(self) -> list[Path]:
         """The sample tables of the bundle (``.csv.gz``), sorted."""

@@ -643,6 +643,34 @@ def _pooled_mark(ax: Any, r: Any, x0: float, x1: float) -> None:
             fontsize=6, color="0.25")  # fmt: skip
 
 
+def plotted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of a comparison that get a panel, and the others in words: a row without
+    a claim id (an old row) among rows with one is left out, and a row without a unit
+    takes its claim's
+    declared unit (``data/published/bands.csv``), else is left out too."""
+    units = published.bands().set_index("claim")["unit"].to_dict()
+
+    def old(claim: str) -> bool:
+        return "." not in claim or ":" in claim
+
+    ids = any(not old(str(c or "")) for c in table.get("claim", []))
+    keep, apart = [], []
+    for i, r in table.iterrows():
+        claim = str(r.get("claim") or "")
+        if ids and old(claim):  # beside rows with claim ids: a row of an older summary
+            apart.append(f"{claim.split(':')[0]} '{r.get('quantity')}' (an old row, no claim id)")
+            continue
+        unit = r.get("unit")
+        if not (isinstance(unit, str) and unit):
+            unit = units.get(claim)
+            if not (isinstance(unit, str) and unit):
+                apart.append(f"{claim} (no unit recorded or declared)")
+                continue
+            table.at[i, "unit"] = unit
+        keep.append(i)
+    return table.loc[keep].reset_index(drop=True), apart
+
+
 def plot(c: Any, *, columns: int = 3) -> Any:
     """The gallery figure of a comparison (see the module).  Returns the matplotlib Figure."""
     # matplotlib on use: `labkit compare` without --figure need not load it
@@ -650,7 +678,7 @@ def plot(c: Any, *, columns: int = 3) -> Any:
     from matplotlib.lines import Line2D  # (as above)
     from matplotlib.patches import Patch  # (as above)
 
-    t = c.table
+    t, apart = plotted(c.table)
     n_panels = len(t)
     rows_n = max(1, math.ceil(n_panels / columns))
     panel_h = 0.3 * (len(c.labels) + 1) + 1.25
@@ -678,7 +706,11 @@ def plot(c: Any, *, columns: int = 3) -> Any:
     ]
     fig.legend(handles, names, loc="upper left", bbox_to_anchor=(0.01, 1.0), fontsize=7.5,
                ncol=2, frameon=False)  # fmt: skip
-    fig.tight_layout(rect=(0, 0, 1, 1 - legend_h / height), h_pad=1.2, w_pad=1.5)
+    if apart:  # rows with no panel, said under the panels
+        note = "Not drawn: " + "; ".join(apart)
+        fig.text(0.01, 0.0, "\n".join(textwrap.wrap(note, 180)), fontsize=7, va="bottom")
+    bottom = 0.35 / height if apart else 0
+    fig.tight_layout(rect=(0, bottom, 1, 1 - legend_h / height), h_pad=1.2, w_pad=1.5)
     return fig
 
 

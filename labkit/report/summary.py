@@ -215,15 +215,18 @@ def record(
     v, where = judge_row(
         claim or None, m, band, noise=noise, quick=quick, original=original, factors=factors
     )
-    if band is not None or v.verdict == "not comparable":
-        text = v.verdict
-        why = f"not measured: {reason.strip()}" if m is None else f"{v.reason}; {reason.strip()}"
-        method = m.method if m is not None else ""
+    if m is None and verdict is None:  # the label says what the reason says: nothing measured
+        text, why, method = "not measured", f"not measured: {reason.strip()}", ""
+        if v.verdict == "not comparable":
+            why += f" (and {v.reason})"
+    elif band is not None or v.verdict == "not comparable":
+        text, why, method = v.verdict, f"{v.reason}; {reason.strip()}", m.method if m else ""
     elif verdict is not None:
         text, why, method = verdict.strip(), reason.strip(), "verdict given by the notebook"
-    else:
-        text, why = "not measured", f"no declared band to compare with; {reason.strip()}"
-        method = m.method if m is not None else ""
+    else:  # a figure with nothing declared to judge it against: shown, not judged
+        text = "not comparable"
+        why = f"shown, not judged: no declared band to compare with; {reason.strip()}"
+        method = m.method
     row = {
         "claim": claim,
         "result": result_id.strip(),
@@ -506,7 +509,11 @@ def summary_html(df: pd.DataFrame, *, layout: str = "wide") -> str:
 
     Args:
         df: the summary (:func:`summary_table`, or ``summary.csv`` read back).
-        layout: "wide" (one column each of :data:`HTML_COLUMNS`: the report's page) or
+        layout: "headline" (the report's page: one row per claim with its published and
+            measured figures, the interval's confidence beside it, the verdict and its
+            evidence; the reason, method and the rest behind a ``<details>`` in the row,
+            so the table fits a 1,280 px screen), "wide" (one column each of
+            :data:`HTML_COLUMNS`) or
             "notebook" (the figures and the verdict in one row per quantity, its reason and
             measured cause in a full-width row under it, so the table fits a notebook's
             width; the verdict cell coloured inline, which JupyterLab keeps in untrusted
@@ -515,12 +522,14 @@ def summary_html(df: pd.DataFrame, *, layout: str = "wide") -> str:
     Each verdict cell has the class ``verdict-<verdict>`` (see :data:`SUMMARY_CSS`).  A
     missing figure is "-" and a missing text empty: nothing shows "nan".
     """
-    if layout not in ("wide", "notebook"):
-        raise ValueError(f"layout must be 'wide' or 'notebook', not {layout!r}")
+    if layout not in ("wide", "notebook", "headline"):
+        raise ValueError(f"layout must be 'wide', 'notebook' or 'headline', not {layout!r}")
     if df.empty:
         return "<p>(no results recorded)</p>"
     if layout == "notebook":
         return _notebook_html(df)
+    if layout == "headline":
+        return _headline_html(df)
     head = "".join(f"<th>{html.escape(c)}</th>" for c in HTML_COLUMNS)
     body = [_row(row_cells(r), HTML_COLUMNS, _wide_attrs) for _, r in df.iterrows()]
     return _table(head, body)
@@ -592,6 +601,113 @@ def _notebook_html(df: pd.DataFrame) -> str:
             + "</td></tr>"
         )
     return _table(head, body, " style='width:100%; table-layout:auto'")
+
+
+def label_problems(r: Any) -> list[str]:
+    """Where a summary row's verdict label and its reason or figure disagree (empty: none).
+
+    A row labelled *not measured* has no estimate and says "not measured"; a row with an
+    estimate is not labelled *not measured*; a reason that opens with "not measured" is
+    labelled so; a reproduced/differs/inconclusive row's reason states its interval.
+    """
+    verdict, reason = _text(r.get("verdict")), _text(r.get("reason"))
+    has_value = not _missing(r.get("estimate"))
+    out = []
+    if verdict == "not measured" and has_value:
+        out.append("labelled not measured but carries a measured figure")
+    if verdict == "not measured" and "not measured" not in reason:
+        out.append("labelled not measured but its reason does not say so")
+    if reason.startswith("not measured") and verdict != "not measured":
+        out.append(f"its reason says not measured but it is labelled {verdict!r}")
+    if verdict in ("reproduced", "differs", "inconclusive") and "interval" not in reason:
+        out.append(f"labelled {verdict!r} but its reason states no interval")
+    return out
+
+
+#: The columns of the headline layout of :func:`summary_html` (the rest is in a ``<details>``).
+HEADLINE_COLUMNS = ["claim", "published", "measured", "verdict", "evidence"]
+
+#: What the headline layout puts behind each row's ``<details>``, in order.
+DETAIL_FIELDS = [
+    "reason",
+    "method",
+    "estimand",
+    "band",
+    "runs",
+    "noise",
+    "model",
+    "live",
+    "explained",
+    "amended",
+    "original",
+]
+
+#: CSS of the headline layout: a fixed layout that wraps inside the page's width.
+HEADLINE_CSS = """
+table.headline { width: 100%; table-layout: fixed; }
+table.headline td, table.headline th { overflow-wrap: anywhere; }
+table.headline col.claim { width: 28%; }
+table.headline col.published { width: 10%; }
+table.headline col.measured { width: 19%; }
+table.headline col.verdict { width: 11%; }
+table.headline col.evidence { width: 32%; }
+table.headline td:last-child { font-size: 0.9em; }
+table.headline details { font-size: 0.9em; color: #333; margin-top: 0.3em; }
+table.headline details summary { cursor: pointer; color: #555; }
+table.headline details dl { margin: 0.3em 0; }
+table.headline details dt { font-style: italic; }
+table.headline details dd { margin: 0 0 0.3em 1em; }
+"""
+
+
+def confidence_label(r: Any) -> str:
+    """The confidence of a row's interval as its reason states it ("95% CI", "97.5% CI"),
+    "count" for an instruction count (exact, no interval), "" where the row states none."""
+    from labkit.report.estimators import of_row  # the one reader of a row's estimator
+
+    est = of_row(r)
+    if est.pooling == "count":
+        return "count"
+    return "" if est.confidence is None else f"{100 * est.confidence:g}% CI"
+
+
+def _headline_html(df: pd.DataFrame) -> str:
+    esc = html.escape
+
+    def fig(v: Any) -> str:
+        unit = _text(r.get("unit"))
+        return format_figure(None if _missing(v) else v) + (f" {unit}" if unit else "")
+
+    cols = "".join(f"<col class='{c}'>" for c in HEADLINE_COLUMNS)
+    head = "".join(f"<th>{esc(c)}</th>" for c in HEADLINE_COLUMNS)
+    body = []
+    for _, r in df.iterrows():
+        cells = row_cells(r)
+        measured = cells["measured [95% CI]"]
+        conf = confidence_label(r) if measured != "-" else ""
+        if conf == "count":  # exact: the interval of a count is the count itself
+            measured = fig(r.get("estimate"))
+        if conf:
+            measured += f" ({conf})"
+        details = "".join(
+            f"<dt>{esc(k)}</dt><dd>{esc(cells[k])}</dd>"
+            for k in DETAIL_FIELDS
+            if cells[k] and cells[k] != "-"
+        )
+        claim = f"<strong>{esc(cells['result'])}</strong> {esc(cells['quantity'])}"
+        if details:
+            claim += f"<details><summary>reason and method</summary><dl>{details}</dl></details>"
+        verdict = cells["verdict"]
+        body.append(
+            f"<tr><td class='claim'>{claim}</td><td class='num'>{esc(cells['published'])}</td>"
+            f"<td class='num measured'>{esc(measured)}</td>"
+            f"<td class='verdict-{_css(verdict)}'>{esc(verdict)}</td>"
+            f"<td>{esc(cells['evidence'])}</td></tr>"
+        )
+    return (
+        f"<table class='summary headline'><colgroup>{cols}</colgroup>\n"
+        f"<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>"
+    )
 
 
 class SummaryView:

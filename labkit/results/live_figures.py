@@ -254,7 +254,8 @@ def in_one_table(s: Session) -> pd.Series:
     data = s.measure(r2_claims.LIVE_VARIANTS).data
     out = {}
     for target, d in data.groupby("target"):
-        out[f"syscalls {target}: readv(4K+empty) / readv(1)"] = _ratio(d, "readv_empty", "readv1")
+        raw = f"syscalls {target}: readv(4K+empty) / readv(1), raw"
+        out[raw] = _ratio(d, "readv_empty", "readv1")
         out[f"syscalls {target}: readv(1) / read"] = _ratio(d, "readv1", "read")
     if not s.measure(r3_claims.QD1_OPS).why_not:
         d = s.measure(r3_claims.QD1_OPS).data
@@ -263,7 +264,7 @@ def in_one_table(s: Session) -> pd.Series:
     text = {k: v.brief("{:.3f}") for k, v in out.items()}
     if not s.measure(r1_claims.LIVE_FIXED).why_not:
         text["READ_FIXED tail / head"] = s.run("R1.live_tail_over_head").estimate.brief("{:.3f}")
-    text["F: READ_FIXED QD1 round trip (ns)"] = f"{fixed_cost_ns(s):.0f}"
+    text["READ_FIXED QD1 head round trip, 4 KiB (ns)"] = f"{fixed_cost_ns(s):.0f}"
     if not s.measure(r3_claims.PEAK_SWEEP).why_not:
         table = peak(s)
         best = table.loc[table.groupby("op")["kiops_per_core"].idxmax()]

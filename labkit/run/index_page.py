@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 td, th { padding: 0.25em 0.6em; text-align: left; border-bottom: 1px solid #ddd;
          vertical-align: top; }
 th { background: #f4f4f4; }
-td.num { text-align: right; white-space: nowrap; }
+td.num { text-align: right; }
 .status-failed, .status-interrupted, .status-output-error { color: #b00020; font-weight: bold; }
 .status-up-to-date { color: #555; }
 figure { margin: 2em 0; padding-bottom: 1em; border-bottom: 1px solid #eee; }
@@ -134,11 +135,22 @@ def _markdown(text: str) -> str:
         return f"<p>{esc(text)}</p>"
 
 
+def whole_sentences(text: str) -> str:
+    """A caption that ends with a whole sentence: notebook text that leads into a table or
+    code (ending with ":") loses its last, unfinished sentence; a single such sentence ends
+    with a full stop instead."""
+    text = text.rstrip()
+    if not text.endswith(":"):
+        return text
+    ends = [m.end() for m in re.finditer(r"[.!?](\*|_|`|\))*(?=\s)", text)]
+    return text[: ends[-1]].rstrip() if ends else text[:-1].rstrip() + "."
+
+
 def _figure(out: Path, saved: figs.SavedFigure | None, png: Path, anchors: dict) -> str:
     name = png.stem
     record = figs.read_sidecar(png)
     title = figs.title_text(record, name)
-    caption = record.get("caption") or (saved.after if saved else "")
+    caption = whole_sentences(record.get("caption") or (saved.after if saved else ""))
     series = figs.series_text(record)
     link = ""
     if saved is not None:
@@ -200,14 +212,16 @@ def index_html(rep: Any) -> str:
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>labkit reproduction ({mode} mode)</title>
-<style>{STYLE}</style></head><body>
+<style>{STYLE}{summary.SUMMARY_CSS}{summary.HEADLINE_CSS}</style></head><body>
 <h1>labkit reproduction ({mode} mode)</h1>
 {_header(rep)}
 <p class="note">The notebooks tell each story; this page gathers their headline figures.
 Published = the figure of the original mail; model = labkit's C model of the kernel code;
 live = the running kernel.</p>
 <h2>Summary</h2>
-{summary.summary_html(table)}
+<p class="note">One row per claim; the interval's confidence is printed beside it, as
+computed. Open "reason and method" in a row for why the verdict is what it is.</p>
+{summary.summary_html(table, layout="headline")}
 <h2>Notebooks</h2>
 {_notebook_rows(rep)}
 <h2>Figures</h2>

@@ -51,6 +51,86 @@ from labkit.report import summary
 from labkit.report.bundle import from_reproduction, load_state, state_path
 from labkit.run import notebook_files, reproduce
 
+#: What under ``labkit/`` does not change a figure or a summary row (orchestration, the
+#: command line, test drivers); everything else does.
+NOT_FIGURE_CODE = (
+    "_resources/",
+    "run/",
+    "testing/",
+    "cli.py",
+    "_options.py",
+    "_args.py",
+    "kernelsrc/cli.py",
+    "kernelvm/cli.py",
+)
+#: The file types of labkit's code and declared data.
+CODE_SUFFIXES = (".py", ".c", ".h", ".S", ".csv", ".patch", ".json")
+#: The command that regenerates the stored outputs.
+REGENERATE = "make reference"
+
+
+def code_manifest() -> dict[str, str]:
+    """Every file under ``labkit/`` that affects a figure or a summary row (all but
+    :data:`NOT_FIGURE_CODE`), and the declared published data, with its SHA-256 (12 hex
+    digits): ``{"labkit/results/r2/claims.py": "1a2b3c...", "published/bands.csv": ...}``."""
+    pkg = Path(labkit.__file__).resolve().parent
+    out = {}
+    for path in sorted(pkg.rglob("*")):
+        rel = path.relative_to(pkg).as_posix()
+        if not path.is_file() or path.suffix not in CODE_SUFFIXES or "__pycache__" in rel:
+            continue
+        if any(rel == x or (x.endswith("/") and rel.startswith(x)) for x in NOT_FIGURE_CODE):
+            continue
+        out[f"labkit/{rel}"] = _sha256(path)[:12]
+    published = config.resource("published")
+    for path in sorted(published.glob("*.csv")):
+        out[f"published/{path.name}"] = _sha256(path)[:12]
+    return out
+
+
+def code_id(manifest: dict[str, str] | None = None) -> str:
+    """One id of :func:`code_manifest` (16 hex digits): equal ids, same figure code."""
+    m = code_manifest() if manifest is None else manifest
+    text = "\n".join(f"{k} {v}" for k, v in sorted(m.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def stale_outputs(notebooks: str | Path, reproduction: str | Path) -> list[str]:
+    """Where the stored outputs are older than the code they ship with (empty: none):
+    ``run.json``'s code id against :func:`code_id` of this tree (with the files changed,
+    added or removed since), and each stored notebook's code id against ``run.json``'s.
+    Raises FileNotFoundError when there is no ``run.json``."""
+    run = json.loads((Path(reproduction) / RUN_FILE).read_text(encoding="utf-8"))
+    stored = run.get("code") or {}
+    now = code_manifest()
+    problems = []
+    if stored.get("id") != code_id(now):
+        then = stored.get("files") or {}
+        changed = sorted(k for k in now if k in then and then[k] != now[k])
+        added = sorted(set(now) - set(then))
+        removed = sorted(set(then) - set(now))
+        what = (
+            "; ".join(
+                f"{label}: {', '.join(files[:8])}{' ...' if len(files) > 8 else ''}"
+                for label, files in (("changed", changed), ("added", added), ("removed", removed))
+                if files and then
+            )
+            or "the run recorded no code id"
+        )
+        problems.append(
+            f"data/reproduction ({run.get('run')}, code {stored.get('id')}) is older than the "
+            f"code (code {code_id(now)}; {what}): run `{REGENERATE}` from this tree"
+        )
+    for path in sorted(Path(notebooks).glob("[0-9][0-9]-*.ipynb")):
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}).get("labkit", {})
+        if meta.get("code") != stored.get("id") or stored.get("id") is None:
+            problems.append(
+                f"{path.name}: outputs of code {meta.get('code')}, not the stored run's "
+                f"{stored.get('id')}: run `{REGENERATE}`"
+            )
+    return problems
+
+
 #: The summary files of a reproduction that the reference stores.
 SUMMARY_FILES = ("summary.csv", "summary.txt")
 #: The file beside ``summary.csv`` that names the run.
@@ -98,6 +178,8 @@ def stored_notebook(executed: Path, run: dict[str, Any]) -> str:
     cell.metadata["tags"] = [notebook_files.STORED_RUN_TAG]
     nb.cells.insert(1 if nb.cells else 0, cell)
     nb.metadata["labkit"] = {"run": run["run"], "mode": run["mode"]}
+    if run.get("code"):
+        nb.metadata["labkit"]["code"] = run["code"]["id"]
     return notebook_files.dumps(nb)
 
 
@@ -151,6 +233,7 @@ def store_reference(
         raise RuntimeError("the index notebook did not complete: " + _failures(again))
     for name, data in summaries.items():
         summary.atomic_write_text(rep.out / name, data)
+    manifest = code_manifest()  # the code that measured and drew, as it was when it ran
     host = _host()
     windows = {}
     for path in reproduce.find_notebooks(nb_dir):
@@ -164,6 +247,7 @@ def store_reference(
         "host": host,
         "date": finished,
         "notebooks": windows,
+        "code": {"id": code_id(manifest), "files": manifest},
     }
     texts = {
         p.name: stored_notebook(rep.out / "notebooks" / p.name, run)

@@ -497,7 +497,7 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         id="R2.live_ratio",
-        label="live: readv(4K+empty) / readv(1) on /dev/zero",
+        label="live: readv(4K+empty) / readv(1) on /dev/zero, proxy-corrected",
         unit="x",
         experiment=LIVE_AB,
         estimate=live_ratio,
