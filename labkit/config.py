@@ -177,6 +177,12 @@ def kernel_src_setting() -> Path | None:
     return _path("LABKIT_KERNEL_SRC")
 
 
+def set_kernel_src(tree: str) -> None:
+    """Name ``tree`` as ``$LABKIT_KERNEL_SRC`` for this process and its children (the
+    command line's ``--src``, which the oracle's builds then read as the one setting)."""
+    os.environ["LABKIT_KERNEL_SRC"] = str(tree)
+
+
 def kernel_cache_setting() -> Path | None:
     """``$LABKIT_KERNEL_CACHE``: where :mod:`labkit.kernelsrc` caches its builds."""
     return _path("LABKIT_KERNEL_CACHE")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 import time
 from pathlib import Path
 
-from labkit import _options
+from labkit import _options, config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         src = getattr(args, "src", None)
         if src is not None and args.kernel_command in ("diff", "counts"):
-            os.environ["LABKIT_KERNEL_SRC"] = src  # the oracle's builds read the one setting
+            config.set_kernel_src(src)  # the oracle's builds read the one setting
         if args.kernel_command in ("diff", "counts"):
             _build_with_progress(src)
         if args.kernel_command == "build":
