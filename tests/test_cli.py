@@ -120,9 +120,13 @@ def test_a_bad_option_prints_the_subcommands_own_usage(argv, capsys):
 
 
 @pytest.mark.parametrize("action", ["build", "diff", "counts"])
-def test_kernel_actions_take_src_and_name_a_bad_tree(action, tmp_path, capsys):
+def test_kernel_actions_take_src_and_name_a_bad_tree(action, tmp_path, capsys, monkeypatch):
     """--src is an option of every action that builds (the README names it); a folder that
     is not a kernel tree is one line naming it, before anything is built."""
+    # --src is handed on as the process's LABKIT_KERNEL_SRC: undone after this test, so the
+    # later tests of this worker build Debian's trees, not this folder
+    monkeypatch.setenv("LABKIT_KERNEL_SRC", str(tmp_path))
+    monkeypatch.delenv("LABKIT_KERNEL_SRC")
     assert cli.main(["kernel", action, "--src", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert str(tmp_path) in err and "not a kernel tree" in err and len(err.splitlines()) == 1
