@@ -76,7 +76,14 @@ def _build_with_progress(src: str | None) -> None:
 
     if src is not None and not (Path(src) / "lib" / "iov_iter.c").is_file():
         raise KernelSourceError(f"--src {src}: not a kernel tree (no lib/iov_iter.c)")
-    todo = [era for era in sorted(ERAS) if src is not None or cached(era) is None]
+
+    def wanted(era: str) -> bool:  # not built, or damaged: build() rebuilds a damaged store
+        try:
+            return cached(era) is None
+        except KernelSourceError:
+            return True
+
+    todo = [era for era in sorted(ERAS) if src is not None or wanted(era)]
     if not todo:
         return
     bar = tqdm(
