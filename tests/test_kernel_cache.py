@@ -271,7 +271,9 @@ def _snapshot(tree: Path) -> dict[str, tuple[int, int]]:
 @needs_oracle
 def test_src_tree_is_never_written(cache, tmp_path):
     user = tmp_path / "linux"
-    base = next((cache.parent.parent / "trees" / "linux-source-6.12").glob("linux-source-*"))
+    root = cache.parent.parent  # a clean extraction (an older labkit's tree is extracted again)
+    base = kb.extract_tree(kb.source_archive("6.12"), root / "trees" / "linux-source-6.12", root)
+    assert not (base / "lib" / "lko_shim.c").exists()
     shutil.copytree(base, user, symlinks=True)
     before = _snapshot(user)
     for folder, _dirs, files in os.walk(user):  # read-only, as a packaged tree is
@@ -296,3 +298,21 @@ def test_kernel_cache_setting_that_is_no_folder_is_one_line(tmp_path):
         done = _cli("kernel", "build", "--era", ERA, env={"LABKIT_KERNEL_CACHE": value})
         assert done.returncode == 2, (value, done.stderr)
         assert len(done.stderr.strip().splitlines()) == 1 and "LABKIT_KERNEL_CACHE" in done.stderr
+
+
+@needs_oracle
+def test_a_tree_an_older_labkit_wrote_into_is_extracted_again(cache):
+    root = cache.parent.parent
+    dest = root / "trees" / "linux-source-6.12"
+    base = kb.extract_tree(kb.source_archive("6.12"), dest, root)
+    planted = base / "lib" / "lko_shim.c"
+    planted.write_text("/* written through a hard link by an older build */\n")
+    again = kb.extract_tree(kb.source_archive("6.12"), dest, root)
+    assert again == base and not planted.exists() and (again / "lib" / "iov_iter.c").is_file()
+    (dest / ".labkit-extracted").write_text("")  # an older marker: extracted again too
+    planted.write_text("x")
+    assert (
+        not kb.extract_tree(kb.source_archive("6.12"), dest, root)
+        .joinpath("lib", "lko_shim.c")
+        .exists()
+    )

@@ -47,6 +47,7 @@ from labkit import _files, config
 from labkit._store import Stage, Store, StoreDamaged
 from labkit._tools import run_tool
 from labkit.kernelsrc.tree import (
+    SHIM,
     KernelSourceError,
     copy_parts,
     extract_tree,
@@ -171,7 +172,8 @@ def source_archive(tree: str, root: str | os.PathLike = "/usr/src") -> Path:
     return path
 
 
-def _hash(*parts: bytes | str) -> str:
+def digest(*parts: bytes | str) -> str:
+    """A short hash (16 hex digits) of ``parts``, each ended by a NUL: the caches' keys."""
     h = hashlib.sha256()
     for p in parts:
         h.update(p.encode() if isinstance(p, str) else p)
@@ -179,7 +181,7 @@ def _hash(*parts: bytes | str) -> str:
     return h.hexdigest()[:16]
 
 
-def _seed_patch_text() -> str:
+def seed_patch_text() -> str:
     """The seed mail's diffs (both patches, three hunks), cut from the mail as it stands."""
     out, on = [], False
     for line in SEED_MAIL.read_text().splitlines(keepends=True):
@@ -192,24 +194,35 @@ def _seed_patch_text() -> str:
     return "".join(out)
 
 
-def _patch_texts(era: Era) -> list[tuple[str, str]]:
+def patch_texts(
+    names: Iterable[str], era: str, error: type[Exception] = KernelSourceError
+) -> list[tuple[str, str]]:
+    """(name, text) of the patches ``names`` (``@seed``: the seed mail's), in order.
+
+    Raises:
+        error: a patch of the repository's kernel/gpl/ folder is missing (a wheel has none).
+    """
     texts = []
-    for name in era.gpl_patches:
+    for name in names:
         if name == "@seed":
-            texts.append(("seed mail " + SEED_MAIL.name, _seed_patch_text()))
-        else:
-            path = GPL_DIR / name
-            if not path.exists():
-                raise KernelSourceError(
-                    f"{path} is missing: the era {era.name} needs the GPL patches of the "
-                    "repository's kernel/gpl/ folder (build from a clone of labkit)"
-                )
-            texts.append((name, path.read_text()))
+            texts.append(("seed mail " + SEED_MAIL.name, seed_patch_text()))
+            continue
+        path = GPL_DIR / name
+        if not path.is_file():
+            raise error(
+                f"{path} is missing: the era {era} needs the GPL patches of the "
+                "repository's kernel/gpl/ folder (build from a clone of labkit)"
+            )
+        texts.append((name, path.read_text()))
     return texts
 
 
+def _patch_texts(era: Era) -> list[tuple[str, str]]:
+    return patch_texts(era.gpl_patches, era.name)
+
+
 def _glue_hash() -> str:
-    return _hash(*(p.read_bytes() for p in sorted(GLUE.glob("*.[ch]"))))
+    return digest(*(p.read_bytes() for p in sorted(GLUE.glob("*.[ch]"))))
 
 
 def _era_tree(era: Era, base: Path, work: Path, *, users: bool) -> Path:
@@ -246,7 +259,7 @@ def _era_tree(era: Era, base: Path, work: Path, *, users: bool) -> Path:
 
 def _kbuild(tree: Path, out: Path, era: Era, opt_flags: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    shim, text = tree / "lib" / "lko_shim.c", (GLUE / "lko_shim.c").read_bytes()
+    shim, text = tree / SHIM, (GLUE / "lko_shim.c").read_bytes()
     shim.unlink(missing_ok=True)  # the work tree hard-links labkit's extracted tree
     shim.write_bytes(text)
     make = ["make", "-s", "ARCH=um", f"O={out}", f"-j{min(os.cpu_count() or 1, 4)}"]
@@ -362,7 +375,7 @@ def _store(root: Path, e: Era, key: str, src_path: Path | None) -> Store:
 
 def _key(e: Era, archive: Path | None, src_path: Path | None) -> str:
     """The cache key of era ``e``'s build: tree, patches, glue, driver, compiler, levels."""
-    return _hash(
+    return digest(
         _tree_identity(archive, src_path),
         *(t for _, t in _patch_texts(e)),
         _glue_hash(),

@@ -37,6 +37,14 @@ EXTRACT = (
 )
 
 
+#: What a complete extraction's marker holds: a tree marked otherwise (an older labkit's,
+#: whose builds could write through the hard links into it) is extracted again.
+MARK = "labkit extracted tree, format 2: " + " ".join(EXTRACT) + "\n"
+
+#: Where labkit's builds put their shim in their copy of a tree: never in the tree itself.
+SHIM = "lib/lko_shim.c"
+
+
 class KernelSourceError(ToolFailed):
     """A kernel tree, a tool or a build step is missing or failed, or a cached build is
     damaged; the message says what to do."""
@@ -97,9 +105,8 @@ def extract_tree(archive: Path, dest: Path, root: Path | None = None) -> Path:
 
 
 def _extract_tree(archive: Path, dest: Path) -> Path:
-    done = dest / ".labkit-extracted"
     top = archive.name.removesuffix(".tar.xz")
-    if done.is_file() and not done.is_symlink() and (dest / top).is_dir():
+    if _is_extracted(dest, top):
         return dest / top
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -110,10 +117,20 @@ def _extract_tree(archive: Path, dest: Path) -> Path:
          *members, "--wildcards-match-slash", f"{top}/*Kconfig*"],
         what=f"extracting {archive.name}",
     )  # fmt: skip
-    (tmp / ".labkit-extracted").touch()
+    (tmp / ".labkit-extracted").write_text(MARK)
     remove_path(dest)
     tmp.rename(dest)
     return dest / top
+
+
+def _is_extracted(dest: Path, top: str) -> bool:
+    """Whether ``dest`` holds a complete, clean extraction of this labkit's format."""
+    done = dest / ".labkit-extracted"
+    if done.is_symlink() or not done.is_file() or not (dest / top).is_dir():
+        return False
+    if done.read_text(errors="replace") != MARK:
+        return False
+    return not os.path.lexists(dest / top / SHIM)
 
 
 def remove_path(path: Path) -> None:

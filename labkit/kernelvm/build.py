@@ -39,6 +39,7 @@ from labkit._files import FolderLock
 from labkit._store import Stage, Store
 from labkit._tools import run_tool
 from labkit.kernelsrc.build import cache_dir as kernel_cache_dir
+from labkit.kernelsrc.build import digest
 from labkit.kernelvm.eras import (
     CONFIG_DIR,
     CONFIGS,
@@ -85,14 +86,6 @@ def cache_root() -> Path:
     return kernel_cache_dir() / "vm"
 
 
-def _hash(*parts: str | bytes) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode() if isinstance(p, str) else p)
-        h.update(b"\0")
-    return h.hexdigest()[:16]
-
-
 def gcc_version() -> str:
     """``gcc --version``'s first line."""
     return run_tool(["gcc", "--version"], error=KernelVMError).stdout.splitlines()[0]
@@ -130,7 +123,7 @@ def _locked(folder: Path, name: str) -> FolderLock:
 def base_tree(src: Path | None, root: Path) -> Path:
     """The source tree in the cache: extracted from Debian's archive, or a copy of ``src``."""
     ident = tree_identity(src)
-    name = f"linux-6.1-{_hash(ident)}" if src is None else f"src-{_hash(ident)}"
+    name = f"linux-6.1-{digest(ident)}" if src is None else f"src-{digest(ident)}"
     dest = root / "trees" / name
     done = dest / ".labkit-tree"
     if done.is_file() and done.read_text() == ident:
@@ -181,7 +174,7 @@ def switch_patches(base: Path, tree: Path, era: str, state_file: Path) -> list[s
     """
     state = json.loads(state_file.read_text()) if state_file.is_file() else {"files": []}
     texts = patch_texts(ERAS[era])
-    if state.get("era") == era and state.get("texts") == _hash(*(t for _, t in texts)):
+    if state.get("era") == era and state.get("texts") == digest(*(t for _, t in texts)):
         return state["files"]
     files = sorted({f for _, t in texts for f in _patched_files(t)})
     scratch = state_file.parent / "patching"
@@ -204,7 +197,7 @@ def switch_patches(base: Path, tree: Path, era: str, state_file: Path) -> list[s
         target.write_bytes(want)
     shutil.rmtree(scratch, ignore_errors=True)
     state_file.write_text(
-        json.dumps({"era": era, "texts": _hash(*(t for _, t in texts)), "files": files})
+        json.dumps({"era": era, "texts": digest(*(t for _, t in texts)), "files": files})
     )
     return files
 
@@ -243,7 +236,7 @@ def make_config(tree: Path, obj: Path, config: str) -> None:
 
 def build_key(era: str, config: str, src: Path | None) -> str:
     """The cache key of one build."""
-    return _hash(
+    return digest(
         RECIPE,
         tree_identity(src),
         *(t for _, t in patch_texts(ERAS[era])),
@@ -305,7 +298,7 @@ def build(
 
 def work_dir(config: str, srcp: Path | None, root: Path) -> Path:
     """The work folder of one configuration (its tree copy and kbuild's objects)."""
-    return root / "work" / f"{_hash(tree_identity(srcp))}-{config}-{_hash(config_text(config))}"
+    return root / "work" / f"{digest(tree_identity(srcp))}-{config}-{digest(config_text(config))}"
 
 
 def _build_into(
@@ -336,7 +329,7 @@ def _build_into(
         if fresh:  # a fresh object folder: kbuild's own, made for this config
             shutil.rmtree(obj, ignore_errors=True)
             make_config(tree, obj, config)
-            marker.write_text(_hash(config_text(config)))
+            marker.write_text(digest(config_text(config)))
         t1 = time.monotonic()
         run_tool(
             ["make", "-s", f"-j{settings.kernel_jobs()}", f"O={obj}", "bzImage"],

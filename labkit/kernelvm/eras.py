@@ -13,7 +13,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from labkit.kernelsrc.build import GPL_DIR, _seed_patch_text
+from labkit.kernelsrc.build import patch_texts as kernelsrc_patch_texts
 
 HERE = Path(__file__).resolve().parent
 CONFIG_DIR = HERE / "config"
@@ -88,19 +88,7 @@ CPUS: dict[str, str] = {"max": "max", "max-erms": "max,-erms,-fsrm"}
 
 def patch_texts(era: Era) -> list[tuple[str, str]]:
     """(name, text) of the era's patches, in order."""
-    out = []
-    for name in era.patches:
-        if name == "@seed":
-            out.append(("seed mail 2023-iov_iter-ubuf-import-thread.txt", _seed_patch_text()))
-            continue
-        path = GPL_DIR / name
-        if not path.is_file():
-            raise KernelVMError(
-                f"{path} is missing: the era {era.name} needs the repository's kernel/gpl/ "
-                "patches (run from a clone of labkit)"
-            )
-        out.append((name, path.read_text()))
-    return out
+    return kernelsrc_patch_texts(era.patches, era.name, KernelVMError)
 
 
 def config_text(config: str) -> str:
