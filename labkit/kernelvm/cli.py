@@ -42,6 +42,7 @@ def _log(line: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``labkit kernel vm ACTION``; 2 on a missing tool or a failed step (one line)."""
+    from labkit._files import LinkRefused  # loaded when the action runs
     from labkit._store import StoreDamaged  # loaded when the action runs
     from labkit.kernelvm.eras import KernelVMError  # loaded when the action runs
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             return _run(args)
         if args.vm_command == "compare":
             return _compare(args)
-    except (KernelVMError, StoreDamaged) as exc:
+    except (KernelVMError, StoreDamaged, LinkRefused) as exc:
         print(f"labkit kernel vm {args.vm_command}: {exc}", file=sys.stderr)
         return 2
     return 2
