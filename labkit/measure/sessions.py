@@ -161,7 +161,8 @@ def cluster(
     half = t * spread / math.sqrt(k)
     return Pooled(
         mu, mu - half, mu + half, confidence, k, math.nan, spread, math.nan,
-        f"mean of {k} {what}, equal weights (t interval with {k - 1} df on their SD)",
+        f"mean of {k} {what}, equal weights ({100 * confidence:g}% t interval with {k - 1} df on "
+        "their SD)",
     )  # fmt: skip
 
 

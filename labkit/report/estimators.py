@@ -12,7 +12,8 @@ from what it should have been:
   ``runs`` (an interval over the runs of one session) or ``count`` (callgrind);
 * ``correction``: for R2's live rows (:data:`CORRECTED`), ``proxy-corrected`` or
   ``uncorrected`` (the raw proxy, which overstates the gap); "" for other claims;
-* ``confidence``: the level the row's own reason states ("the 99% interval").
+* ``confidence``: the level the row itself states: its reason ("the 99% interval") or its
+  method ("95% t interval"); None (shown "?") where it states none.
 
 Its ``id`` joins the three; :func:`labkit.report.gallery.compare` pools and sets
 side by side only rows of one id, and shows the others apart, labelled.
@@ -29,7 +30,8 @@ from labkit.measure.resampling import Estimate
 
 #: Claims whose live figure is the readv(4K+empty) proxy, corrected or not.
 CORRECTED = ("R2.saved_share", "R2.saved_ns", "R2.live_ratio")
-_CONF = re.compile(r"the (\d+(?:\.\d+)?)% interval")
+#: The confidence as a row states it: "the 95% interval" (reason) or "95% t interval" (method).
+_CONF = re.compile(r"(?:the (\d+(?:\.\d+)?)% interval|(\d+(?:\.\d+)?)% t interval)")
 _SESSIONS = re.compile(r"mean of (\d+) sessions")
 
 
@@ -70,8 +72,8 @@ def of_row(r: Any) -> Estimator:
         return Estimator("count", "", None)
     m = _SESSIONS.search(method)
     pooling, sessions = ("sessions", int(m.group(1))) if m else ("runs", 1)
-    c = _CONF.search(reason)
-    conf = float(c.group(1)) / 100 if c else None
+    c = _CONF.search(reason) or _CONF.search(method)
+    conf = float(c.group(1) or c.group(2)) / 100 if c else None
     correction = ""
     if _text(r.get("claim")) in CORRECTED:
         correction = "proxy-corrected" if "corrected for the proxy" in reason else "uncorrected"
