@@ -345,6 +345,8 @@ def build(
     root = _cache_root()
     store = _store(root, e, key, src_path)
     no_links(store.folder.parent, root)
+    if archive is not None:  # the tree is kept current even when the build is cached
+        _debian_tree(archive, root)
     made: list[bool] = []
 
     def make(stage: Stage) -> None:
@@ -412,6 +414,13 @@ def cached(era: str) -> Built | None:
     return Built(e.name, store.folder, record | {"cached": True})
 
 
+def _debian_tree(archive: Path, root: Path) -> Path:
+    """The extracted tree of Debian's ``archive`` in the cache (extracted if it is not, or
+    if an older labkit's build wrote into it)."""
+    top = archive.name.removesuffix(".tar.xz")
+    return extract_tree(archive, root / "trees" / top, root)
+
+
 def _build(
     e: Era,
     key: str,
@@ -425,8 +434,7 @@ def _build(
     """Build era ``e`` into the stage ``dest`` (the caller holds its lock); its record."""
     if src_path is None:
         assert archive is not None
-        top = archive.name.removesuffix(".tar.xz")
-        base = extract_tree(archive, root / "trees" / top, root)
+        base = _debian_tree(archive, root)
     else:
         base = src_path
     t_extract = time.monotonic() - t0
