@@ -231,22 +231,6 @@ def test_no_syscall_argument_overflows(value):
         os.close(zfd)
 
 
-def test_segments_spanned_checks_its_range(mem_reg):
-    """OverflowError, and 4,503,599,627,370,497 segments for a 3-bvec buffer."""
-    mem = labkit.UserMemory()
-    m = mem.map(4 * labkit.PAGE_SIZE)
-    reg = labkit.register_buffer(mem, m.addr + 100, 2 * labkit.PAGE_SIZE)  # 3 bvecs
-    assert reg.nr_bvecs == 3
-    assert reg.segments_spanned(0, reg.length) == 3 and reg.segments_spanned(5, 0) == 0
-    for off, ln in ((2**64, 1), (0, 2**64), (2**63, 2**63), (reg.length, 1), (1, reg.length)):
-        assert _errno_of(lambda off=off, ln=ln: reg.segments_spanned(off, ln)) == errno.EFAULT
-    for off, ln in ((-1, 1), (0, -1)):
-        assert _errno_of(lambda off=off, ln=ln: reg.segments_spanned(off, ln)) == errno.EFAULT
-    for off, ln in ((0.0, 1), (0, 1.5), ("0", 1)):
-        with pytest.raises(TypeError):
-            reg.segments_spanned(off, ln)
-
-
 @pytest.mark.parametrize("direction", [1.0, 0.0, "1", None, 2, -1])
 def test_direction_is_an_integer_0_or_1(direction):
     """Direction=1.0 was accepted."""
