@@ -88,7 +88,7 @@ def test_the_named_helpers():
             seconds_arg(junk)
 
 
-# ---- the calls the issue names ---------------------------------------------------------
+# ---- rings, models, registered buffers and timers: out-of-range and non-integer values -----
 
 
 @pytest.fixture

@@ -241,12 +241,12 @@ def breakdown(
 
 FUNCTIONS_EXPERIMENT = "kernel-callgrind-functions"
 FUNCTION_COLUMNS = ["era", "opt", "call", "function", "instructions"]
-#: Of ``instructions``, the call-frame ones (:mod:`labkit.kernelsrc.frames`); runs saved
-#: before 2026-12-03 13:30 UTC lack the column.
+#: Of ``instructions``, the call-frame ones (:mod:`labkit.kernelsrc.frames`); a saved run
+#: may lack the column (it is then not split).
 FRAME_COLUMN = "frame"
 #: Of ``instructions`` not in call frames, the user-access checks (``access_ok()`` and the
-#: user-copy wrappers, :data:`labkit.kernelsrc.frames.USER_ACCESS_FILES`); runs saved
-#: before 2026-12-03 16:00 UTC lack the column.
+#: user-copy wrappers, :data:`labkit.kernelsrc.frames.USER_ACCESS_FILES`); a saved run may
+#: lack the column, as the frame one.
 ACCESS_COLUMN = "access"
 #: The instruction classes a breakdown carries beside its total.
 CLASS_COLUMNS = (FRAME_COLUMN, ACCESS_COLUMN)
