@@ -24,7 +24,16 @@ from labkit.kernelsrc import build as kb
 from labkit.kernelsrc.build import KernelSourceError, build, cached, is_available
 
 MISSING = is_available(["6.12"])
-needs_oracle = pytest.mark.skipif(MISSING is not None, reason=f"kernel oracle: {MISSING}")
+
+
+def needs_oracle(test):
+    """A test on a copy of the built oracle: slow (a fresh machine builds it first; several
+    rebuild it), and skipped where the oracle's kernel tree is missing."""
+    return pytest.mark.slow(
+        pytest.mark.skipif(MISSING is not None, reason=f"kernel oracle: {MISSING}")(test)
+    )
+
+
 ERA = "6.12"
 REBUILD = f"labkit kernel build --era {ERA} --force"
 
