@@ -300,6 +300,7 @@ def test_src_tree_is_never_written(cache, tmp_path):
     assert after == before
 
 
+@pytest.mark.slow  # two `labkit kernel build` runs: 6-12 s, the slowest left in make test-fast
 def test_kernel_cache_setting_that_is_no_folder_is_one_line(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("x")
