@@ -161,6 +161,28 @@ def _check_not_link(dfd: int, name: str, shown: Path) -> os.stat_result | None:
     return st
 
 
+def open_in(dfd: int, name: str, flags: int, shown: Path, *, regular: bool = False) -> int:
+    """``os.open`` of ``name`` in the folder ``dfd`` with ``flags``, never through a link
+    (``O_NOFOLLOW | O_CLOEXEC`` added; a new file gets 0666 less the umask).
+
+    ``regular``: the file must be a regular file (EINVAL, the descriptor closed, if not).
+
+    Raises:
+        LinkRefused: ``name`` is a link.
+        OSError: the open failed (errno kept, ``shown`` named).
+    """
+    try:
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dfd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkRefused(shown) from None
+        raise OSError(exc.errno, exc.strerror, str(shown)) from None
+    if regular and not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(shown))
+    return fd
+
+
 def atomic_write(
     path: str | os.PathLike[str],
     data: str | bytes | Callable[[IO[str]], Any],
@@ -185,12 +207,7 @@ def atomic_write(
         for _ in range(100):
             tmp = f".{path.name}.{secrets.token_hex(4)}.tmp"
             try:
-                fd = os.open(
-                    tmp,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                    0o666,
-                    dir_fd=dfd,
-                )
+                fd = open_in(dfd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, path)
                 break
             except FileExistsError:
                 continue
@@ -247,22 +264,12 @@ def open_file(
     with open_dir(path.parent, _root_of(path, root), create=True) as dfd:
         try:
             # O_NONBLOCK: opening a FIFO must not wait for a reader; cleared below
-            fd = os.open(
-                path.name,
-                flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
-                0o666,
-                dir_fd=dfd,
-            )
+            fd = open_in(dfd, path.name, flags | os.O_NONBLOCK, path, regular=True)
         except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise LinkRefused(path) from None
             if exc.errno == errno.ENXIO:  # a FIFO without a reader
                 raise OSError(errno.EINVAL, "not a regular file", str(path)) from None
-            raise OSError(exc.errno, exc.strerror, str(path)) from None
+            raise
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
         os.set_blocking(fd, True)
         return open(fd, mode.replace("x", "w") if mode == "xb" else mode)
     except BaseException:
@@ -372,29 +379,15 @@ class FolderLock:
         With ``create=False`` a missing lock file is not made: False.
         """
         with open_dir(self.folder, self.folder, create=create) as dfd:
+            flags = os.O_RDWR | (os.O_CREAT if create else 0) | os.O_NONBLOCK
             try:
-                fd = os.open(
-                    self.path.name,
-                    os.O_RDWR
-                    | (os.O_CREAT if create else 0)
-                    | os.O_NOFOLLOW
-                    | os.O_CLOEXEC
-                    | os.O_NONBLOCK,
-                    0o666,
-                    dir_fd=dfd,
-                )
+                fd = open_in(dfd, self.path.name, flags, self.path, regular=True)
             except FileNotFoundError:
                 if create:
                     raise
                 return False
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise LinkRefused(self.path) from None
-                raise OSError(exc.errno, exc.strerror, str(self.path)) from None
         f = open(fd, "r+b")  # noqa: SIM115 - held until release()
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise OSError(errno.EINVAL, "not a regular file", str(self.path))
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             f.close()

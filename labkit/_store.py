@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from labkit._files import LinkRefused, open_dir
+from labkit._files import LinkRefused, open_dir, open_in
 from labkit._untrusted import UntrustedFileError, parse_json
 
 #: The manifest's name inside a store, and its format number.
@@ -93,20 +93,8 @@ class Stage:
 @contextlib.contextmanager
 def _flock(dfd: int, name: str, shown: Path, op: int) -> Iterator[None]:
     """Hold ``flock(op)`` on the file ``name`` of folder ``dfd`` (made if absent, no link)."""
+    fd = open_in(dfd, name, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, shown, regular=True)
     try:
-        fd = os.open(
-            name,
-            os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
-            0o666,
-            dir_fd=dfd,
-        )
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise LinkRefused(shown) from None
-        raise OSError(exc.errno, exc.strerror, str(shown)) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(shown))
         fcntl.flock(fd, op)
         yield
     finally:

@@ -179,20 +179,19 @@ def _band_of(sel: pd.DataFrame) -> Band | None:
     return _band_row(sel.iloc[0])
 
 
+#: Band's numeric fields and their columns in bands.csv; its text fields keep their names.
+_BAND_NUMBERS = {"low": "band_low", "high": "band_high", "null": "null"}
+_BAND_TEXTS = (
+    *("claim", "result", "unit", "reason", "source"),
+    *("declared", "declared_in", "status", "amendment"),
+)
+
+
 def _band_row(r: pd.Series) -> Band:
+    """The Band of one row of bands.csv (its published figure is the claim's)."""
     return Band(
-        claim=str(r["claim"]),
-        result=str(r["result"]),
-        low=float(r["band_low"]),
-        high=float(r["band_high"]),
-        null=float(r["null"]),
-        unit=str(r["unit"]),
-        reason=str(r["reason"]),
-        source=str(r["source"]),
-        declared=str(r["declared"]),
-        declared_in=str(r["declared_in"]),
-        status=str(r["status"]),
-        amendment=str(r["amendment"]),
+        **{field: float(r[column]) for field, column in _BAND_NUMBERS.items()},
+        **{field: str(r[field]) for field in _BAND_TEXTS},
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 #: The slowest files, longest first (``pytest --durations`` over the whole suite in one
-#: process, 2026-12-03): the sanitizer build reruns the core tests under ASan; the wheel
+#: process): the sanitizer build reruns the core tests under ASan; the wheel
 #: test builds and installs the wheel and reproduces from it; the browser test runs every
 #: notebook in JupyterLab; the reproduce tests and the notebooks start Jupyter kernels.
 SLOW_FIRST = (

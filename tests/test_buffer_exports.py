@@ -25,7 +25,7 @@ from labkit import ITER_DEST, ITER_SOURCE, IovIter
 """
 
 CASES = {
-    # the issue's five lines: a refused copy keeps its export in the exception's frame
+    # a refused copy keeps its export in the exception's frame
     "refused-copy": """
 it = labkit.IovIter.kvec(labkit.ITER_SOURCE, [bytearray(16)])
 def f():

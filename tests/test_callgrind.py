@@ -12,18 +12,25 @@ from labkit.experiments import callgrind
 pytestmark = pytest.mark.slow  # make test-fast leaves it out
 
 
+#: The fixture's counts: instructions per call of each (experiment, variant) ...
+READ_ZERO = {"readv 6.3": 4607.0, "readv 6.4": 4560.0}
+URING = {"readv-iovec": 4618.0, "readv-rewrite": 4576.0, "read": 4442.0}
+#: ... and of one seek into page ``p`` of the buffer: ``base + per_page * (p - 1)``.
+SEEKS = {"walk-2019": (154.0, 48.0), "shift": (107.0, 0.0)}
+PAGES = (1, 4095)
+
+
 def rows():
+    seeks = [
+        ("fixed-seek", f"{seek} @ page {p}", base + per_page * (p - 1), seek, p)
+        for seek, (base, per_page) in SEEKS.items()
+        for p in PAGES
+    ]
     return pd.DataFrame(
         [
-            ("read-zero", "readv 6.3", 4607.0, None, None),
-            ("read-zero", "readv 6.4", 4560.0, None, None),
-            ("uring defer_every=0", "readv-iovec", 4618.0, None, None),
-            ("uring defer_every=0", "readv-rewrite", 4576.0, None, None),
-            ("uring defer_every=0", "read", 4442.0, None, None),
-            ("fixed-seek", "walk-2019 @ page 1", 154.0, "walk-2019", 1),
-            ("fixed-seek", "walk-2019 @ page 4095", 154.0 + 48 * 4094, "walk-2019", 4095),
-            ("fixed-seek", "shift @ page 1", 107.0, "shift", 1),
-            ("fixed-seek", "shift @ page 4095", 107.0, "shift", 4095),
+            *(("read-zero", v, n, None, None) for v, n in READ_ZERO.items()),
+            *(("uring defer_every=0", v, n, None, None) for v, n in URING.items()),
+            *seeks,
         ],
         columns=["experiment", "variant", "instructions_per_call", "seek", "page"],
     )
@@ -32,14 +39,14 @@ def rows():
 def test_evidence_from_rows():
     ev = callgrind.evidence(rows())
     assert ev == {
-        "r2_saved": 47.0,
-        "r3_saved": 176.0,
-        "r3_rewrite_saved": 42.0,
-        "r1_walk_per_page": 48.0,
-        "r1_shift_per_page": 0.0,
+        "r2_saved": READ_ZERO["readv 6.3"] - READ_ZERO["readv 6.4"],
+        "r3_saved": URING["readv-iovec"] - URING["read"],
+        "r3_rewrite_saved": URING["readv-iovec"] - URING["readv-rewrite"],
+        "r1_walk_per_page": SEEKS["walk-2019"][1],
+        "r1_shift_per_page": SEEKS["shift"][1],
     }
     partial = callgrind.evidence(rows().iloc[:2].drop(columns=["seek", "page"]))
-    assert partial["r2_saved"] == 47.0 and math.isnan(partial["r3_saved"])
+    assert partial["r2_saved"] == ev["r2_saved"] and math.isnan(partial["r3_saved"])
     assert math.isnan(partial["r1_walk_per_page"])
 
 

@@ -222,10 +222,11 @@ def test_r2_live_figures_are_computed_once_per_rows(monkeypatch):
         return {"saved_share": confidence}
 
     monkeypatch.setattr(r2_claims.calibration, "proxy_corrected", fake)
-    monkeypatch.setattr(r2_claims, "_R2_DONE", {})
+    r2_claims._proxy_corrected.cache_clear()
     rows = pd.DataFrame({"target": ["zero", "zero", "tmpfs"], "ns_per_op": [1.0, 2.0, 3.0]})
     same = rows.copy()
     assert r2_claims._r2(rows, 0.95) is r2_claims._r2(same, 0.95)  # equal content: one computation
     r2_claims._r2(rows, 0.99)
     r2_claims._r2(rows.assign(ns_per_op=[1.0, 2.5, 3.0]), 0.95)
     assert calls == [(2, 0.95), (2, 0.99), (2, 0.95)]
+    r2_claims._proxy_corrected.cache_clear()  # no fake figures left for later tests

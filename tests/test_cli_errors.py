@@ -3,7 +3,7 @@
 Each case runs ``python -m labkit.cli`` in a child process (a bad
 LABKIT_EXT_PATH fails when the command first uses the model).  The checks of
 ``--cpu`` and ``LABKIT_DATA`` come before the benchmark measures anything, so
-its results can no longer be lost to them.
+its results cannot be lost to them.
 """
 
 from __future__ import annotations

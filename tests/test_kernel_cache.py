@@ -24,7 +24,16 @@ from labkit.kernelsrc import build as kb
 from labkit.kernelsrc.build import KernelSourceError, build, cached, is_available
 
 MISSING = is_available(["6.12"])
-needs_oracle = pytest.mark.skipif(MISSING is not None, reason=f"kernel oracle: {MISSING}")
+
+
+def needs_oracle(test):
+    """A test on a copy of the built oracle: slow (a fresh machine builds it first; several
+    rebuild it), and skipped where the oracle's kernel tree is missing."""
+    return pytest.mark.slow(
+        pytest.mark.skipif(MISSING is not None, reason=f"kernel oracle: {MISSING}")(test)
+    )
+
+
 ERA = "6.12"
 REBUILD = f"labkit kernel build --era {ERA} --force"
 
@@ -291,6 +300,7 @@ def test_src_tree_is_never_written(cache, tmp_path):
     assert after == before
 
 
+@pytest.mark.slow  # two `labkit kernel build` runs: 6-12 s, the slowest left in make test-fast
 def test_kernel_cache_setting_that_is_no_folder_is_one_line(tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("x")

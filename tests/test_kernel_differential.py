@@ -154,7 +154,7 @@ def test_vmsplice_into_a_hole_splices_the_pages_before_it(world, refused):
     r, w = os.pipe2(os.O_NONBLOCK)
     try:
         slots = kd.fcntl.fcntl(w, kd.F_GETPIPE_SZ) // PAGE
-        pairs = [(world.m + 1464, 8509)]  # the case: 8,509 bytes, 6,728 before the hole
+        pairs = [(world.m + 1464, 8509)]  # 8,509 bytes, 6,728 of them before the hole
         k = kd.sys_vmsplice(w, pairs)
         kdata = os.read(r, max(k, 1)) if k > 0 else b""
         lab, ldata = kd.model_vmsplice(pairs, world.mem, slots)

@@ -1,9 +1,9 @@
 """Nothing is left behind: failed model set-ups unmap what they mapped, pattern files vanish.
 
-``SyscallModel(kernel="x", mem=mem)`` used to raise after mapping its data and
-iovec-table pages into ``mem``; a :class:`labkit.live.PatternFile` stayed in
-/dev/shm when its process died (SIGKILL gives no chance to clean up): now the
-file has no name from the start.
+A ``SyscallModel(kernel="x", mem=mem)`` that raises leaves no data or iovec-table
+pages mapped in ``mem``; a :class:`labkit.live.PatternFile` leaves nothing in
+/dev/shm when its process dies (SIGKILL gives no chance to clean up): the file
+has no name from the start.
 """
 
 from __future__ import annotations

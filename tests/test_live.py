@@ -454,8 +454,8 @@ print("ok")
 
 
 def test_close_from_another_thread_waits_for_the_running_batch():
-    # cffi releases the GIL: close() in one thread used to unmap and free the
-    # ring while another thread's batch was still using it (a segfault)
+    # cffi releases the GIL: close() in one thread must not unmap and free the
+    # ring while another thread's batch is still using it (a segfault)
     if not PROBE["available"]:
         pytest.skip(PROBE["reason"])
     import subprocess

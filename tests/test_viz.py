@@ -239,6 +239,8 @@ def test_walk_and_shift_agree_with_the_c_model(mem, page_off):
     m = mem.map(8 * PAGE)
     length = 6 * PAGE - page_off + 1
     table = viz.bvec_table(m.addr + page_off, length)
+    reg = labkit.register_buffer(mem, m.addr + page_off, length)
+    assert viz.table_rows(reg.table) == table
     bvecs = [(m.array[p - m.addr : p - m.addr + PAGE], o, n) for p, o, n in table]
     offsets = sorted(
         {0, 1, table[0][2] - 1, table[0][2], table[0][2] + 1, length - 1, *range(0, length, 997)}
@@ -247,19 +249,22 @@ def test_walk_and_shift_agree_with_the_c_model(mem, page_off):
         it = IovIter.bvec(ITER_DEST, bvecs, count=length)
         it.advance(off)
         walk = viz.walk_seek(table, off)
-        shift = viz.shift_seek(table, off)
+        shift = viz.shift_seek(reg, off)
         assert walk[:2] == shift[:2] == (it.seg_index, it.iov_offset), off
         assert walk[2] == it.seg_index + 1 and shift[2] == 1
     with pytest.raises(ValueError):
         viz.walk_seek(table, length)
     with pytest.raises(ValueError):
-        viz.shift_seek(table, length)
+        viz.shift_seek(reg, length)
 
 
-def test_shift_seek_with_folios():
-    table = viz.bvec_table(0x40000000 + 4096, 4 << 21, folio_shift=21)
+def test_shift_seek_with_folios(mem):
+    m = mem.map(5 << 21, align=2 << 20)
+    reg = labkit.register_buffer(mem, m.addr + 4096, 4 << 21, folio_shift=21)
+    table = viz.table_rows(reg.table)
+    assert table == viz.bvec_table(m.addr + 4096, 4 << 21, folio_shift=21)
     for off in (0, (2 << 21) - 4097, (2 << 21) - 4096, (3 << 21) + 5):
-        assert viz.shift_seek(table, off, folio_shift=21)[:2] == viz.walk_seek(table, off)[:2]
+        assert viz.shift_seek(reg, off) == (*viz.walk_seek(table, off)[:2], 1)
 
 
 def test_draw_bvec_seek_marks_skipped_covered_and_landing():

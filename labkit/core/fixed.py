@@ -55,7 +55,6 @@ buggy or not, is bounded so that no copy can leave the registered memory.
 from __future__ import annotations
 
 import errno
-import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -159,32 +158,6 @@ class RegisteredBuffer:
         keep = self._mappings
         ptr = ffi.gc(ffi.cast("uint8_t *", self.addr), lambda _p, keep=keep: None)
         return np.frombuffer(ffi.buffer(ptr, self.length), dtype=np.uint8)
-
-    def segments_spanned(self, offset: int, length: int) -> int:
-        """How many bvecs a read of ``length`` bytes at byte ``offset`` touches (0 if empty).
-
-        Raises:
-            TypeError: for an offset or length that is not an integer.
-            OSError: EFAULT for a range outside the buffer (as io_import_fixed).
-        """
-        where = "segments_spanned"
-        offset = int_arg(offset, f"{where}: offset", 0, SIZE_MAX, err=errno.EFAULT)
-        length = int_arg(length, f"{where}: length", 0, SIZE_MAX, err=errno.EFAULT)
-        if offset + length > self.length or (length == 0 and offset > self.length):
-            raise OSError(
-                errno.EFAULT,
-                f"{os.strerror(errno.EFAULT)}: {where}: {length} bytes at offset {offset} are "
-                f"outside the {self.length}-byte buffer",
-            )
-        if length == 0:
-            return 0
-        return self._bvec_index(offset + length - 1) - self._bvec_index(offset) + 1
-
-    def _bvec_index(self, offset: int) -> int:
-        first = self.first_len
-        if offset < first:
-            return 0
-        return 1 + ((offset - first) >> self.folio_shift)
 
     def __repr__(self) -> str:
         return (

@@ -283,17 +283,8 @@ def as_estimate(value: float, quantity: str) -> Estimate | None:
     """An instruction count as an Estimate: exact, so its interval is the count (None if NaN)."""
     if value is None or math.isnan(value):
         return None
-    return Estimate(
-        quantity=quantity,
-        estimate=float(value),
-        ci_low=float(value),
-        ci_high=float(value),
-        confidence=0.95,
-        method="callgrind instruction count (no clock: exact, the interval is the count)",
-        n_runs=1,
-        n_batches=1,
-        within_run=0.0,
-        between_run=math.nan,
+    return Estimate.count(
+        value, quantity, "callgrind instruction count (no clock: exact, the interval is the count)"
     )
 
 

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from labkit import config
 from labkit._store import Stage, Store, StoreDamaged
 from labkit.kernelsrc.build import cache_dir
 from labkit.kernelsrc.fingerprint import (
@@ -53,6 +54,8 @@ from labkit.kernelsrc.fingerprint import (
     Fingerprint,
     parse,
 )
+from labkit.measure.envinfo import environment
+from labkit.measure.results import load, save
 
 UML_DIR = Path(__file__).resolve().parent / "uml"
 PROGRAM_SOURCE = UML_DIR / "fingerprint.c"
@@ -415,9 +418,6 @@ def measure(*, timeout: float = 60.0, shim: str = "auto") -> tuple[pd.DataFrame,
 
 def save_boot(df: pd.DataFrame, extra: dict, data_dir: str | Path | None = None) -> Path:
     """Save a boot's rows with the environment record (plus ``extra`` under ``"uml"``)."""
-    from labkit.measure.envinfo import environment
-    from labkit.measure.results import save
-
     env = environment()
     env["uml"] = extra
     return save(EXPERIMENT, df, env=env, data_dir=data_dir)
@@ -425,9 +425,6 @@ def save_boot(df: pd.DataFrame, extra: dict, data_dir: str | Path | None = None)
 
 def committed_boot(data_dir: str | Path | None = None) -> pd.DataFrame:
     """The newest saved boot (default: the reference results shipped with labkit)."""
-    from labkit import config
-    from labkit.measure.results import load
-
     df = load(EXPERIMENT, data_dir or config.reference_data_dir(), required=COLUMNS)
     if df.empty:
         return df

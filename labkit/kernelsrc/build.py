@@ -30,6 +30,7 @@ never written: the build works in a copy of it.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import os
@@ -466,8 +467,6 @@ def _build(
 
 
 def _kernelversion(dest: Path) -> str:
-    import ctypes
-
     lib = ctypes.CDLL(str(dest / "liblko-defconfig.so"))
     lib.lko_version.restype = ctypes.c_int64
     code = int(lib.lko_version())

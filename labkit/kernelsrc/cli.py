@@ -9,12 +9,11 @@ import time
 from pathlib import Path
 
 from labkit import _options, config
+from labkit.kernelsrc.build import ERAS, KernelSourceError, build, build_all
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``labkit kernel``."""
-    from labkit.kernelsrc.build import ERAS
-
     sub = parser.add_subparsers(dest="kernel_command", required=True, metavar="ACTION")
     b = sub.add_parser("build", help="build the eras' lib/iov_iter.c (cached)")
     b.add_argument(
@@ -114,8 +113,6 @@ def _build_with_progress(src: str | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``labkit kernel ACTION``."""
-    from labkit.kernelsrc.build import KernelSourceError, build, build_all
-
     if args.kernel_command == "vm":
         from labkit.kernelvm.cli import run as run_vm  # the bench, loaded when asked
 
@@ -140,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"total {time.monotonic() - t0:.1f} s")
             return 0
         if args.kernel_command == "diff":
+            # on use, as each action's modules below: they load pandas or the oracle's library
             from labkit.kernelsrc.diff import PAIRS, run_pair
 
             bad = 0
@@ -149,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
                 bad += len(res.differences)
             return 1 if bad else 0
         if args.kernel_command == "counts":
-            from labkit.kernelsrc.counts import measure_counts
+            from labkit.kernelsrc.counts import measure_counts  # on use: pandas
 
             print(measure_counts().to_string(index=False))
             return 0
@@ -162,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _boot(args: argparse.Namespace) -> int:
-    from labkit.kernelsrc.boot import UML_XSTATE_BYTES, measure, save_boot
+    # on use: pandas (labkit kernel's other actions and labkit --help do without it)
+    from labkit.kernelsrc.boot import UML_XSTATE_BYTES, measure, save_boot  # (as above)
     from labkit.kernelsrc.fingerprint import FINGERPRINT, side_by_side
 
     df, extra = measure(timeout=args.timeout, shim=args.xstate_shim)

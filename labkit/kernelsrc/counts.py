@@ -42,8 +42,9 @@ import pandas as pd
 
 from labkit import config
 from labkit._tools import positive_count, run_tool
-from labkit.kernelsrc.build import ERAS, OPT_LEVELS, KernelSourceError, build
+from labkit.kernelsrc.build import ERAS, OPT_LEVELS, KernelSourceError, build, is_available
 from labkit.kernelsrc.frames import VALGRIND_ARGS, instruction_classes
+from labkit.measure.results import load, save
 
 EXPERIMENT = "kernel-callgrind"
 COLUMNS = ["era", "kernelversion", "opt", "call", "instructions", "unit", "n1", "n2"]
@@ -240,12 +241,12 @@ def breakdown(
 
 FUNCTIONS_EXPERIMENT = "kernel-callgrind-functions"
 FUNCTION_COLUMNS = ["era", "opt", "call", "function", "instructions"]
-#: Of ``instructions``, the call-frame ones (:mod:`labkit.kernelsrc.frames`); runs saved
-#: before 2026-12-03 13:30 UTC lack the column.
+#: Of ``instructions``, the call-frame ones (:mod:`labkit.kernelsrc.frames`); a saved run
+#: may lack the column (it is then not split).
 FRAME_COLUMN = "frame"
 #: Of ``instructions`` not in call frames, the user-access checks (``access_ok()`` and the
-#: user-copy wrappers, :data:`labkit.kernelsrc.frames.USER_ACCESS_FILES`); runs saved
-#: before 2026-12-03 16:00 UTC lack the column.
+#: user-copy wrappers, :data:`labkit.kernelsrc.frames.USER_ACCESS_FILES`); a saved run may
+#: lack the column, as the frame one.
 ACCESS_COLUMN = "access"
 #: The instruction classes a breakdown carries beside its total.
 CLASS_COLUMNS = (FRAME_COLUMN, ACCESS_COLUMN)
@@ -283,8 +284,6 @@ def save_counts(
     df: pd.DataFrame, data_dir: str | Path | None = None, *, experiment: str = EXPERIMENT
 ) -> Path:
     """Save counts (or breakdowns) as a result file with its environment record."""
-    from labkit.measure.results import save
-
     return save(experiment, df, data_dir=data_dir)
 
 
@@ -295,8 +294,6 @@ def kernel_counts(data_dir: str | Path | None = None, *, functions: bool = False
     ``data_dir`` reads another data dir instead (a reproduction's own results hold
     only the ``-O2`` counts its claim measured, so the default is the committed ones).
     """
-    from labkit.measure.results import load
-
     exp, cols = (FUNCTIONS_EXPERIMENT, FUNCTION_COLUMNS) if functions else (EXPERIMENT, COLUMNS)
     where = config.reference_data_dir() if data_dir is None else data_dir
     df = load(exp, where, required=cols)
@@ -340,8 +337,6 @@ def proxy_cost(df: pd.DataFrame, era: str = "6.12") -> pd.DataFrame:
 
 def unavailable() -> str:
     """Why the real code's counts cannot be measured here ("" if they can)."""
-    from labkit.kernelsrc.build import is_available
-
     why = is_available()
     if why:
         return why

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+import labkit
+from labkit.core.memory import PAGE_SIZE, PROT_NONE, PROT_RW
 from labkit.kernelsrc.build import KernelSourceError
 
 #: The columns of a result file: one row per kernel and call.
@@ -159,9 +161,6 @@ def model_fingerprint(kernel: str) -> Fingerprint:
     page faults (the bytes zeroed, or EFAULT if none were).  ``read()`` is not
     modelled, so its row is absent.
     """
-    import labkit
-    from labkit.core.memory import PAGE_SIZE, PROT_NONE, PROT_RW
-
     mem = labkit.UserMemory()
     base = mem.map_contiguous([(2 * PAGE_SIZE, PROT_RW), (PAGE_SIZE, PROT_NONE)])[0].addr
     cases: dict[str, tuple[int, int]] = {}

@@ -44,9 +44,11 @@ from labkit.kernelsrc.counts import (
     CLASS_COLUMNS,
     FRAME_COLUMN,
     _by_function,
+    kernel_counts,
     proxy_cost,
 )
 from labkit.kernelsrc.frames import VALGRIND_ARGS, instruction_classes
+from labkit.measure.results import load
 
 MODEL_EXPERIMENT = "model-callgrind-functions"
 MODEL_COLUMNS = ["variant", "function", "instructions"]
@@ -186,9 +188,6 @@ def within(model_saved: float, real_saved: float, tolerance: float = 0.2) -> boo
 
 def committed() -> pd.DataFrame:
     """:func:`reconcile` of the committed breakdowns (the newest saved run of each side)."""
-    from labkit.kernelsrc.counts import kernel_counts
-    from labkit.measure.results import load
-
     model = load(MODEL_EXPERIMENT, config.reference_data_dir(), required=MODEL_COLUMNS)
     model = model[model["saved_run"] == model["saved_run"].max()]
     model = model.drop(columns=[c for c in CLASS_COLUMNS if c in model and model[c].isna().any()])

@@ -108,6 +108,24 @@ class Estimate:
     #: SD of the per-session figures (NaN with one session)
     between_session: float = float("nan")
 
+    @staticmethod
+    def count(value: float, quantity: str, method: str) -> Estimate:
+        """An exact count (instructions, calls) as an Estimate: no sampling, so its interval
+        is the count itself, one run, no spread."""
+        v = float(value)
+        return Estimate(
+            quantity=quantity,
+            estimate=v,
+            ci_low=v,
+            ci_high=v,
+            confidence=0.95,
+            method=method,
+            n_runs=1,
+            n_batches=1,
+            within_run=0.0,
+            between_run=math.nan,
+        )
+
     @property
     def noise(self) -> float:
         """The machine's noise for this figure: the between-session spread when there are

@@ -438,7 +438,7 @@ WORK_COLUMNS = (
 
 def work_table(models: Mapping[str, _Model], calls: int = 1000) -> Any:
     """A pandas DataFrame of per-call work, one row per model (deterministic)."""
-    import pandas as pd
+    import pandas as pd  # on use: the model's modules do not load pandas otherwise
 
     rows = []
     for name, m in models.items():

@@ -35,7 +35,7 @@ import pandas as pd
 
 from labkit import _files, _untrusted, config
 from labkit.measure import host as _host
-from labkit.measure.envinfo import host_of
+from labkit.measure.envinfo import environment, host_of
 
 #: The format string every manifest carries.
 FORMAT = "labkit-bundle/1"
@@ -300,8 +300,6 @@ def from_reproduction(out: str | Path, dest: str | Path | None = None) -> Path:
     Raises:
         FileNotFoundError: if ``<out>/summary.csv`` is missing.
     """
-    from labkit.measure.envinfo import environment
-
     out = Path(out)
     summary = pd.read_csv(out / "summary.csv")
     dest = Path(dest) if dest is not None else out / "bundle"

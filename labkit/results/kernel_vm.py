@@ -119,18 +119,7 @@ def exact(value: float, quantity: str) -> Estimate:
     """A count of the bench as an Estimate: exact, so its interval is the count."""
     if not math.isfinite(value):
         raise ValueError(f"{quantity}: not a count: {value}")
-    return Estimate(
-        quantity=quantity,
-        estimate=float(value),
-        ci_low=float(value),
-        ci_high=float(value),
-        confidence=0.95,
-        method=METHOD,
-        n_runs=1,
-        n_batches=1,
-        within_run=0.0,
-        between_run=math.nan,
-    )
+    return Estimate.count(value, quantity, METHOD)
 
 
 def scaled(share: Estimate, ratio: float, low: float, high: float, quantity: str) -> Estimate:

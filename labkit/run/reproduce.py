@@ -47,11 +47,13 @@ from labkit import _files, _options, config
 from labkit.report import summary
 from labkit.report.bundle import load_state
 from labkit.run import lanes
+from labkit.run.index_page import index_html
 from labkit.run.notebook_exec import (
     STOPPING,
     NotebookPlan,
     SigintStops,
     execute,
+    first_code_line,
     kernel_env,
     kill_kernels,
     remove_quietly,
@@ -108,12 +110,12 @@ def find_notebooks(folder: str | os.PathLike[str]) -> list[Path]:
 
 def _html(nb_path: Path, dest: Path) -> None:
     """Write the HTML page of an executed notebook (OSError, or OutputError naming ``dest``)."""
-    from nbconvert import HTMLExporter
+    from nbconvert import HTMLExporter  # on use: seconds to import, only for the pages
 
     log = logging.getLogger("labkit.report.html")
     log.setLevel(logging.ERROR)  # not "Alternative text is missing on 3 image(s)" per page
     try:
-        import nbformat
+        import nbformat  # with nbconvert, above
 
         nb = nbformat.read(nb_path, as_version=4)
         # no stored widget state: a page would need the widgets' JavaScript from the network
@@ -241,8 +243,6 @@ def _run_one(
         result.error = "KeyboardInterrupt"
         result.cell = prog.cell_of(nb.name)
         if result.cell is not None and item.plan is not None:
-            from labkit.run.notebook_exec import first_code_line
-
             result.source = first_code_line(item.plan.cells[result.cell].get("source"))
         remove_quietly(partial, out)
     except (OSError, OutputError) as exc:
@@ -280,8 +280,6 @@ def _finish(rep: Reproduction, html_report: bool) -> None:
         (out / "summary.txt", lambda: summary.format_summary(rep.summary) + "\n"),
     ]
     if html_report:
-        from labkit.run.index_page import index_html
-
         writes.append((out / "index.html", lambda: index_html(rep)))
     for path, text in writes:
         try:

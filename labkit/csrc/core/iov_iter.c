@@ -17,12 +17,14 @@
 #include "iov_folioq.h"
 #include "iov_xarray.h"
 
+/* lk_iter_start() after the direction's check; first: the segment array, which bounds revert */
 static int iter_setup(struct lk_iov_iter *i, int direction, enum lk_iter_type type, size_t count,
-		      unsigned long nr_segs)
+		      unsigned long nr_segs, const void *first)
 {
 	if (!lk_iter_dir_ok(direction))
 		return -EINVAL;
 	lk_iter_start(i, direction, type, count, nr_segs);
+	i->seg_first = first;
 	return 0;
 }
 
@@ -30,12 +32,11 @@ static int iter_setup(struct lk_iov_iter *i, int direction, enum lk_iter_type ty
 static int iter_setup_iovec(struct lk_iov_iter *i, int direction, enum lk_iter_type type,
 			    const struct lk_iovec *iov, unsigned long nr_segs, size_t count)
 {
-	int ret = iter_setup(i, direction, type, count, nr_segs);
+	int ret = iter_setup(i, direction, type, count, nr_segs, iov);
 
 	if (ret)
 		return ret;
 	i->iov = iov;
-	i->seg_first = iov;
 	return 0;
 }
 
@@ -50,7 +51,7 @@ static int iter_setup_iovec(struct lk_iov_iter *i, int direction, enum lk_iter_t
  */
 int lk_iter_ubuf(struct lk_iov_iter *i, int direction, uintptr_t buf, size_t count)
 {
-	int ret = iter_setup(i, direction, LK_ITER_UBUF, count, 1);
+	int ret = iter_setup(i, direction, LK_ITER_UBUF, count, 1, NULL);
 
 	if (ret)
 		return ret;
@@ -109,12 +110,11 @@ int lk_iter_kvec(struct lk_iov_iter *i, int direction, const struct lk_iovec *kv
 int lk_iter_bvec(struct lk_iov_iter *i, int direction, const struct lk_bvec *bvec,
 		 unsigned long nr_segs, size_t count)
 {
-	int ret = iter_setup(i, direction, LK_ITER_BVEC, count, nr_segs);
+	int ret = iter_setup(i, direction, LK_ITER_BVEC, count, nr_segs, bvec);
 
 	if (ret)
 		return ret;
 	i->bvec = bvec;
-	i->seg_first = bvec;
 	return 0;
 }
 
@@ -132,7 +132,7 @@ int lk_iter_discard(struct lk_iov_iter *i, int direction, size_t count)
 {
 	if (direction != LK_ITER_DEST)
 		return -EINVAL;
-	return iter_setup(i, direction, LK_ITER_DISCARD, count, 0);
+	return iter_setup(i, direction, LK_ITER_DISCARD, count, 0, NULL);
 }
 
 /* ---- advance, revert, truncate, reexpand ---------------------------------- */

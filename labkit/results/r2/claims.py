@@ -9,10 +9,11 @@ against 6.4; the clock-free evidence is callgrind's instruction count.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import platform
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -224,23 +225,26 @@ KERNEL_CALLGRIND = Experiment(
 # ---- estimates ----------------------------------------------------------------------
 
 
-#: :func:`_r2`'s recent results, by the rows' content and the confidence.
-_R2_DONE: dict[tuple[int, int, float], dict[str, Estimate]] = {}
-
-
 def _r2(rows: pd.DataFrame, confidence: float) -> dict[str, Estimate]:
     """R2's live figures raw and with the proxy's extra iovec removed
     (:func:`labkit.measure.calibration.proxy_corrected`), from the one A/B loop.
 
     Computed once per rows and confidence: the three live R2 claims, their reasons and
-    each session's share read the same loop, and one computation is seven bootstraps."""
+    each session's share read the same loop, and one computation is seven bootstraps
+    (seconds for a full run's rows)."""
     d = rows[rows["target"] == "zero"]
-    key = (int(pd.util.hash_pandas_object(d, index=False).sum()), len(d), float(confidence))
-    if key not in _R2_DONE:
-        if len(_R2_DONE) >= 8:
-            _R2_DONE.pop(next(iter(_R2_DONE)))
-        _R2_DONE[key] = calibration.proxy_corrected(d, (IOVEC, UBUF, PROXY2), confidence=confidence)
-    return _R2_DONE[key]
+    return _proxy_corrected(
+        tuple(d.columns), tuple(d.itertuples(index=False, name=None)), float(confidence)
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _proxy_corrected(
+    columns: tuple[str, ...], records: tuple[tuple[Any, ...], ...], confidence: float
+) -> dict[str, Estimate]:
+    """:func:`_r2` of the rows ``records`` (a hashable copy, the cache's key)."""
+    d = pd.DataFrame.from_records(list(records), columns=list(columns))
+    return calibration.proxy_corrected(d, (IOVEC, UBUF, PROXY2), confidence=confidence)
 
 
 def saved_share(rows: pd.DataFrame, confidence: float) -> Estimate:

@@ -21,9 +21,9 @@ Two kinds of pictures:
 
 Everything the pictures show is also available as plain data
 (:func:`iter_segments`, :func:`iter_state`, :func:`layout`), which is what the
-tests check.  The pure-Python references :func:`walk_seek` and
-:func:`shift_seek` say where a byte offset of a bvec table lands; they are
-teaching aids beside the C model, not a replacement for it.
+tests check.  :func:`walk_seek` walks a bvec table in pure Python to say where a
+byte offset lands, a teaching aid beside the C model; :func:`shift_seek` asks the
+model's own shift (:func:`labkit.io_import_fixed`) for a registered buffer.
 """
 
 from __future__ import annotations

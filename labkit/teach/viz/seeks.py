@@ -9,6 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Patch, Rectangle
 
+from labkit.core.fixed import RegisteredBuffer, io_import_fixed
+from labkit.core.iter_args import ITER_DEST
 from labkit.core.memory import PAGE_SHIFT, PAGE_SIZE
 from labkit.report.plots import COLORS
 from labkit.teach.viz.iters import _new_axes
@@ -79,26 +81,25 @@ def walk_seek(table: Any, offset: int) -> tuple[int, int, int]:
     raise ValueError(f"offset {offset} is past the table's {offset - left} bytes")
 
 
-def shift_seek(table: Any, offset: int, *, folio_shift: int = PAGE_SHIFT) -> tuple[int, int, int]:
-    """Where byte ``offset`` lands by today's shift (io_import_fixed): no walk.
+def shift_seek(reg: RegisteredBuffer, offset: int) -> tuple[int, int, int]:
+    """Where byte ``offset`` of the registered buffer ``reg`` lands by today's shift
+    (io_import_fixed): no walk.
 
     Inside the first bvec the offset stays as it is; otherwise the index is
     ``1 + ((offset - first_len) >> folio_shift)`` and the offset inside the
-    folio is ``(offset - first_len) & (folio_size - 1)``.  Valid for tables
-    of whole folios after the first (as :func:`bvec_table` builds).
+    folio is ``(offset - first_len) & (folio_size - 1)``.  The answer is the
+    model's own seek (:func:`labkit.io_import_fixed` with ``seek="shift"``).
 
     Returns:
         (index of the bvec, offset inside that bvec's bytes, bvecs visited: 1).
+
+    Raises:
+        ValueError: if ``offset`` is not inside the buffer.
     """
-    rows = table_rows(table)
-    total = sum(r[2] for r in rows)
-    if not 0 <= offset < total:
-        raise ValueError(f"offset {offset} is not inside the table's {total} bytes")
-    first_len = rows[0][2]
-    if offset < first_len:
-        return 0, offset, 1
-    rest = offset - first_len
-    return 1 + (rest >> folio_shift), rest & ((1 << folio_shift) - 1), 1
+    if not 0 <= offset < reg.length:
+        raise ValueError(f"offset {offset} is not inside the buffer's {reg.length} bytes")
+    it = io_import_fixed(ITER_DEST, reg, reg.addr + offset, 1, seek="shift")
+    return it.seg_index, it.iov_offset, it.visited
 
 
 def _page_label(page: int, base: int, page_size: int) -> str:
