@@ -442,7 +442,7 @@ def oracle_vs_booted(s: Session) -> Figure:
         "import_ubuf)",
         fontsize=10,
     )
-    ax.legend(loc="lower right")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)  # beside the bars
     return fig
 
 
