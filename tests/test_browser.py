@@ -25,9 +25,10 @@ width and no row is taller than 330 px with its details closed (``report-1280.pn
 ``report-1920.png``).
 
 A screenshot of each notebook after Run All (``NN-name.png``, taken before the checks, so it
-shows a failure too) and of notebook 01's stepper after the step, reopened, and reopened with
-no kernel (``-stepped``, ``-reopened``, ``-no-kernel``) go to ``tests/artifacts/browser/``
-(ignored by git); the paths are printed.  Every process the test started (the server, its
+shows a failure too), of each cell with a figure (``NN-name-cellKK.png``, to look at) and
+of notebook 01's stepper after the step, reopened, and reopened with no kernel
+(``-stepped``, ``-reopened``, ``-no-kernel``) go to ``tests/artifacts/browser/`` (ignored
+by git); the paths are printed.  Every process the test started (the server, its
 kernels, chromedriver and Chromium) is stopped by its process id at the end.  Where Chromium,
 chromedriver or selenium is missing the tests skip, naming the command that installs them.
 """
@@ -485,6 +486,8 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
     ran = cells(browser, rel)
     state = wait_images(browser, rel)
     screenshot(browser, rel, f"{nb.stem}.png")  # before any check: shows what failed too
+    for k in sorted({i["cell"] for i in state["images"]}):  # each figure, to look at
+        screenshot(browser, rel, f"{nb.stem}-cell{k:02d}.png", k)
     code = [c for c in ran if c["type"] == "code"]
     assert not _problems(ran), f"{nb.name}: " + "; ".join(_problems(ran))
     idle = [k for k, c in enumerate(ran) if c["type"] == "code" and not c["count"]]

@@ -139,3 +139,23 @@ def test_the_oracle_vs_booted_legend_covers_no_bar():
     legend = fig.axes[0].get_legend().get_window_extent(renderer)
     bars = [p.get_window_extent(renderer) for p in fig.axes[0].patches if isinstance(p, Rectangle)]
     assert bars and not any(legend.overlaps(b) for b in bars)
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_ours_vs_published_keeps_its_legend_above_every_bar(log):
+    """The legend sits in a band at the top that holds no bar and no published point."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    ours = pd.DataFrame({"label": ["read", "readv -> UBUF", "readv -> IOVEC", "readv 2 x 2K"],
+                         "median": [136.0, 174.0, 179.0, 199.0]})  # fmt: skip
+    pub = pd.DataFrame({"label": ["read", "read", "readv -> UBUF"],
+                        "value": [85.0, 86.0, 178.0]})  # fmt: skip
+    fig = Figure(figsize=(6, 4.2))
+    ax = fig.subplots()
+    plots.ours_vs_published(ours, pub, ylabel="ns per call", ax=ax, log=log, title="t")
+    renderer = _drawn(fig)
+    legend = ax.get_legend().get_window_extent(renderer)
+    drawn = [p.get_window_extent(renderer) for p in ax.patches if isinstance(p, Rectangle)]
+    drawn += [line.get_window_extent(renderer) for line in ax.lines if len(line.get_xdata())]
+    assert drawn and not any(legend.overlaps(b) for b in drawn)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -177,8 +178,23 @@ def ours_vs_published(
         ax.set_yscale("log")
     if title:
         ax.set_title(title)
-    ax.legend()
+    legend_above_data(ax)
     return ax
+
+
+def legend_above_data(ax: Axes, *, share: float = 0.15, **kwargs: Any) -> Any:
+    """The legend in one row in a band at the top of ``ax`` that holds no data: the value
+    axis is extended (on its own scale, linear or log) so that the top ``share`` of the axes
+    is above every bar and point drawn so far.  ``kwargs`` go to ``ax.legend``."""
+    lo, hi = ax.get_ylim()
+    scale = ax.yaxis.get_transform()
+    a, b = scale.transform([lo, hi])
+    top = scale.inverted().transform([b + (b - a) * share / (1 - share)])[0]
+    ax.set_ylim(lo, top)
+    handles, _ = ax.get_legend_handles_labels()
+    kwargs.setdefault("loc", "upper left")
+    kwargs.setdefault("ncols", max(1, len(handles)))
+    return ax.legend(**kwargs)
 
 
 @dataclass(frozen=True)
@@ -347,6 +363,7 @@ __all__ = [
     "apply_style",
     "errorbars",
     "fit_power_law",
+    "legend_above_data",
     "ours_vs_published",
     "saving_bars",
     "skipped",

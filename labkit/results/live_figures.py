@@ -12,7 +12,14 @@ from labkit import live
 from labkit.experiments import live_kernel
 from labkit.measure import stats
 from labkit.measure.resampling import Estimate
-from labkit.report.plots import COLORS, errorbars, ours_vs_published, saving_bars, skipped
+from labkit.report.plots import (
+    COLORS,
+    errorbars,
+    legend_above_data,
+    ours_vs_published,
+    saving_bars,
+    skipped,
+)
 from labkit.results import kernel_vm
 from labkit.results.claim import Drawing, Quoted, drawn
 from labkit.results.r1 import claims as r1_claims
@@ -99,7 +106,6 @@ def syscall_bars(s: Session) -> Figure:
             title="/dev/zero" if target == "zero" else "tmpfs file",
         )
         ax.set_xlabel("")
-        ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -355,13 +361,10 @@ def vm_proxy(s: Session) -> Figure:
         v = [kernel_vm.per_call(rows, era, case, 4096) for case in VM_CALLS]
         ax1.bar(x + (k - 0.5) * 0.4, v, 0.4, color=color, label=era)
     ax1.set_xticks(x, list(VM_CALLS.values()), rotation=15)
-    low = min(kernel_vm.per_call(rows, "6.1", c, 4096) for c in VM_CALLS) * 0.95
-    high = max(kernel_vm.per_call(rows, era, c, 4096) for era in ("6.1", "6.1+merged")
-               for c in VM_CALLS)  # fmt: skip
-    ax1.set_ylim(low, high + (high - low) * 0.3)  # the top fifth holds the legend, no bar
+    ax1.set_ylim(bottom=min(kernel_vm.per_call(rows, "6.1", c, 4096) for c in VM_CALLS) * 0.95)
     ax1.set_ylabel("guest instructions per call")
     ax1.set_title("booted 6.1 before and after the 6.4 import", fontsize=10)
-    ax1.legend(loc="upper left", ncols=2)
+    legend_above_data(ax1)
     saving_bars(ax2, kernel_vm.attribution("R2 as merged", "readv1"), "6.4 import: readv(1)")
     saving_bars(
         ax3, kernel_vm.attribution("R2 as merged", "readv_4k_empty"), "6.4 import: readv(4K+empty)"
