@@ -14,6 +14,9 @@ through ``/usr/bin/chromedriver``: nothing downloads a browser or a driver) open
   on the page has loaded (``naturalWidth > 0``);
 * in **notebook 01**, the stepper's slider is dragged with the mouse and ``advance`` is
   clicked: the line under the controls names the new step and the drawing changes;
+* **the stored notebook 01, trusted**, shows no "Error displaying widget": JupyterLab renders
+  widget views only in trusted notebooks, and the stored file keeps none (only the controls'
+  line of text and the drawing);
 * **the drawings survive a save**: the notebook is saved, closed with its kernel shut down and
   reopened with a fresh kernel: every figure is still an image that loads, no output says
   "Error displaying widget", and notebook 01 shows the stepper's last drawing (reopened once
@@ -556,6 +559,41 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
             f"{nb.name} reopened without a kernel: the stepper's last drawing is not there"
         )
         screenshot(browser, rel, f"{nb.stem}-no-kernel.png", extra["cell"])
+    close(browser, rel)
+
+
+def test_the_stored_tour_shows_no_widget_error_when_trusted(lab: Lab, browser: Any) -> None:
+    """The stored notebook 01, opened with a kernel and trusted (JupyterLab then renders
+    widget views): no "Error displaying widget"; the controls' line of text and the
+    stepper's drawing are shown instead (the stored file holds no widget view)."""
+    rel = f"trusted/{TOUR}"
+    (lab.root / "trusted").mkdir(exist_ok=True)
+    shutil.copyfile(ROOT / "notebooks" / TOUR, lab.root / rel)
+    open_notebook(browser, rel)
+    panel_call(
+        browser,
+        rel,
+        "app.shell.activateById(panel.id);"
+        "const done = app.commands.execute('notebook:trust');"
+        "let button = null;"
+        "for (let i = 0; i < 50 && !button; i++) {"
+        "  await new Promise(r => setTimeout(r, 100));"
+        "  button = document.querySelector('.jp-Dialog .jp-mod-accept'); }"
+        "if (!button) throw new Error('no trust dialog');"
+        "button.click(); await done;",
+    )
+    assert panel_call(browser, rel, "return panel.content.widgets.every(c => c.model.trusted);")
+    state = wait_images(browser, rel)
+    deadline = time.monotonic() + 10  # a widget view would say "Loading" first
+    while time.monotonic() < deadline and not state["widgets"]:
+        time.sleep(0.5)
+        state = page_state(browser, rel)
+    k = next(i for i, c in enumerate(cells(browser, rel)) if "stepper.stepper(" in c["source"])
+    shown = panel_call(browser, rel, "return panel.content.widgets[args[0]].node.innerText;", k)
+    screenshot(browser, rel, "01-iov-iter-tour-trusted.png", k)
+    assert state["widgets"] == [], f"{TOUR} trusted: {state['widgets']}"
+    assert "[stepper controls:" in shown
+    assert [i for i in state["images"] if i["cell"] == k], "the stepper's drawing is not shown"
     close(browser, rel)
 
 
