@@ -584,8 +584,10 @@ def test_the_stored_tour_shows_no_widget_error_when_trusted(lab: Lab, browser: A
     )
     assert panel_call(browser, rel, "return panel.content.widgets.every(c => c.model.trusted);")
     state = wait_images(browser, rel)
-    deadline = time.monotonic() + 10  # a widget view would say "Loading" first
-    while time.monotonic() < deadline and not state["widgets"]:
+    deadline = time.monotonic() + 10  # a widget view says "Loading", then fails
+    while time.monotonic() < deadline and all(
+        w["text"].startswith("Loading") for w in state["widgets"]
+    ):
         time.sleep(0.5)
         state = page_state(browser, rel)
     k = next(i for i, c in enumerate(cells(browser, rel)) if "stepper.stepper(" in c["source"])
