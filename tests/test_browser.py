@@ -14,6 +14,9 @@ through ``/usr/bin/chromedriver``: nothing downloads a browser or a driver) open
   on the page has loaded (``naturalWidth > 0``);
 * in **notebook 01**, the stepper's slider is dragged with the mouse and ``advance`` is
   clicked: the line under the controls names the new step and the drawing changes;
+* **the stored notebook 01, trusted**, shows no "Error displaying widget": JupyterLab renders
+  widget views only in trusted notebooks, and the stored file keeps none (only the controls'
+  line of text and the drawing);
 * **the drawings survive a save**: the notebook is saved, closed with its kernel shut down and
   reopened with a fresh kernel: every figure is still an image that loads, no output says
   "Error displaying widget", and notebook 01 shows the stepper's last drawing (reopened once
@@ -25,9 +28,10 @@ width and no row is taller than 330 px with its details closed (``report-1280.pn
 ``report-1920.png``).
 
 A screenshot of each notebook after Run All (``NN-name.png``, taken before the checks, so it
-shows a failure too) and of notebook 01's stepper after the step, reopened, and reopened with
-no kernel (``-stepped``, ``-reopened``, ``-no-kernel``) go to ``tests/artifacts/browser/``
-(ignored by git); the paths are printed.  Every process the test started (the server, its
+shows a failure too), of each cell with a figure (``NN-name-cellKK.png``, to look at) and
+of notebook 01's stepper after the step, reopened, and reopened with no kernel
+(``-stepped``, ``-reopened``, ``-no-kernel``) go to ``tests/artifacts/browser/`` (ignored
+by git); the paths are printed.  Every process the test started (the server, its
 kernels, chromedriver and Chromium) is stopped by its process id at the end.  Where Chromium,
 chromedriver or selenium is missing the tests skip, naming the command that installs them.
 """
@@ -485,6 +489,8 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
     ran = cells(browser, rel)
     state = wait_images(browser, rel)
     screenshot(browser, rel, f"{nb.stem}.png")  # before any check: shows what failed too
+    for k in sorted({i["cell"] for i in state["images"]}):  # each figure, to look at
+        screenshot(browser, rel, f"{nb.stem}-cell{k:02d}.png", k)
     code = [c for c in ran if c["type"] == "code"]
     assert not _problems(ran), f"{nb.name}: " + "; ".join(_problems(ran))
     idle = [k for k, c in enumerate(ran) if c["type"] == "code" and not c["count"]]
@@ -553,6 +559,43 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
             f"{nb.name} reopened without a kernel: the stepper's last drawing is not there"
         )
         screenshot(browser, rel, f"{nb.stem}-no-kernel.png", extra["cell"])
+    close(browser, rel)
+
+
+def test_the_stored_tour_shows_no_widget_error_when_trusted(lab: Lab, browser: Any) -> None:
+    """The stored notebook 01, opened with a kernel and trusted (JupyterLab then renders
+    widget views): no "Error displaying widget"; the controls' line of text and the
+    stepper's drawing are shown instead (the stored file holds no widget view)."""
+    rel = f"trusted/{TOUR}"
+    (lab.root / "trusted").mkdir(exist_ok=True)
+    shutil.copyfile(ROOT / "notebooks" / TOUR, lab.root / rel)
+    open_notebook(browser, rel)
+    panel_call(
+        browser,
+        rel,
+        "app.shell.activateById(panel.id);"
+        "const done = app.commands.execute('notebook:trust');"
+        "let button = null;"
+        "for (let i = 0; i < 50 && !button; i++) {"
+        "  await new Promise(r => setTimeout(r, 100));"
+        "  button = document.querySelector('.jp-Dialog .jp-mod-accept'); }"
+        "if (!button) throw new Error('no trust dialog');"
+        "button.click(); await done;",
+    )
+    assert panel_call(browser, rel, "return panel.content.widgets.every(c => c.model.trusted);")
+    state = wait_images(browser, rel)
+    deadline = time.monotonic() + 10  # a widget view says "Loading", then fails
+    while time.monotonic() < deadline and all(
+        w["text"].startswith("Loading") for w in state["widgets"]
+    ):
+        time.sleep(0.5)
+        state = page_state(browser, rel)
+    k = next(i for i, c in enumerate(cells(browser, rel)) if "stepper.stepper(" in c["source"])
+    shown = panel_call(browser, rel, "return panel.content.widgets[args[0]].node.innerText;", k)
+    screenshot(browser, rel, "01-iov-iter-tour-trusted.png", k)
+    assert state["widgets"] == [], f"{TOUR} trusted: {state['widgets']}"
+    assert "[stepper controls:" in shown
+    assert [i for i in state["images"] if i["cell"] == k], "the stepper's drawing is not shown"
     close(browser, rel)
 
 

@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 import shutil
 
 import pandas as pd
@@ -410,6 +411,9 @@ def test_rows_of_another_estimator_are_shown_apart_never_pooled_or_relabelled():
     assert (
         "estimator runs/uncorrected@99% (the raw proxy, and its samples have no" in share["apart"]
     )
+    md = gallery.format_comparison(c, markdown=True)  # the names as code: never an e-mail link
+    assert "`runs/uncorrected@99%`" in md and "`sessions/proxy-corrected@95%`" in md
+    assert not re.search(r"[^`\w/-][\w/-]+@[\d.]+%", md)
     xeon = next(b for b in found if "Xeon" in b.label)
     row = xeon.summary[xeon.summary["quantity"] == "readv(1) as UBUF: time saved per call"]
     r = dict(row.iloc[0], claim="R2.saved_share")

@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "_files": 0,
     "_store": 0,
     "_tools": 0,
+    "_progress": 0,
     "_untrusted": 0,
     "_options": 0,
     "_build": 0,

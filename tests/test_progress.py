@@ -1,4 +1,5 @@
-"""labkit reproduce's progress: cells inside each notebook, the section, time left."""
+"""Progress lines: labkit reproduce's (cells inside each notebook, the section, time left), and
+the one line of the long kernel builds and boots (labkit kernel, labkit kernel vm)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,99 @@ def test_estimates_come_from_a_finished_run_in_the_same_mode():
     none = ({}, 0.0, 0.0)
     assert estimates_from_state({"status": "running", "quick": True}, quick=True) == none
     assert format_seconds(65) == "1:05" and format_seconds(3723) == "1:02:03"
+
+
+# ---- the progress line of long builds and boots (labkit kernel, labkit kernel vm) ----------
+
+
+def test_the_progress_line_counts_steps_on_stderr_and_prints_lines_above_it(capsys):
+    from labkit._progress import progress_line
+
+    with progress_line("building", 2, "kernels") as line:
+        line.step("6.1 (base)")
+        line.say("6.1 (base): built")
+        line.done()
+        line.step("6.1+v1 (base)")
+        line.done()
+    out, err = capsys.readouterr()
+    assert out == "6.1 (base): built\n"
+    assert "building: 0/2 kernels" in err and "building: 2/2 kernels" in err
+    assert "6.1 (base)" in err and "6.1+v1 (base)" in err
+
+
+def test_kernel_vm_build_shows_the_progress_line(monkeypatch, capsys, tmp_path):
+    from labkit.cli import main
+    from labkit.kernelvm import build
+
+    def fake_build(era, config, *, src=None, force=False, log=None):  # a cached kernel
+        log(f"{era} ({config}): cached")
+        return build.Kernel(era, config, tmp_path / era, {"release": f"{era}-labkit"})
+
+    monkeypatch.setattr(build, "build", fake_build)
+    assert main(["kernel", "vm", "build", "--era", "6.1", "--config", "base"]) == 0
+    out, err = capsys.readouterr()
+    assert "labkit kernel vm build: 1/1 kernels" in err and "6.1 (base)" in err
+    assert out.splitlines() == [
+        "6.1 (base): cached",
+        f"6.1 (base): 6.1-labkit -> {tmp_path / '6.1'}",
+    ]
+
+
+def test_kernel_vm_run_counts_builds_and_boots_on_the_progress_line(monkeypatch, capsys, tmp_path):
+    from labkit.cli import main
+    from labkit.kernelvm import build, guest, qemu
+
+    booted = guest.parse(SAMPLE_BOOT)
+    monkeypatch.setattr(
+        build, "build", lambda era, config, **_kw: build.Kernel(era, config, tmp_path, {})
+    )
+    monkeypatch.setattr(guest, "initramfs", lambda _root: tmp_path / "initrd")
+    monkeypatch.setattr(qemu, "boot", lambda *_a, **_kw: (booted, SAMPLE_BOOT, 1.0))
+    args = ["kernel", "vm", "run", "--era", "6.1", "--group", "import", "--boots", "2"]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert "labkit kernel vm run: 3/3 builds and boots" in err  # one build, two boots
+    assert "booting 6.1 base max #" in err
+    assert "boot 6.1 base max #1: 1 s" in out
+
+
+def test_kernel_boot_shows_the_progress_line(monkeypatch, capsys):
+    import pandas as pd
+
+    from labkit.cli import main
+    from labkit.kernelsrc import boot, fingerprint
+
+    df = pd.DataFrame(
+        {"case": [fingerprint.FINGERPRINT] * 2, "where": ["uml", "host"], "result": ["1", "1"]}
+    )
+    extra = {"xstate_shim": False, "uml_release": "6.1.0", "uml_boot_seconds": 2.0}
+    monkeypatch.setattr(boot, "measure", lambda **_kw: (df, extra))
+    monkeypatch.setattr(fingerprint, "side_by_side", lambda d, model: d)
+    assert main(["kernel", "boot"]) == 0
+    out, err = capsys.readouterr()
+    assert "labkit kernel boot: 1/1 boots" in err and "user-mode-linux 6.1" in err
+    assert "booted in 2.0 s" in out
+
+
+def test_the_oracle_build_of_kernel_diff_uses_the_same_line(monkeypatch, capsys):
+    from labkit.kernelsrc import build
+    from labkit.kernelsrc.cli import _build_with_progress
+
+    built = []
+    monkeypatch.setattr(build, "cached", lambda _era: None)
+    monkeypatch.setattr(build, "build", lambda era, src=None: built.append(era))
+    _build_with_progress(None)
+    err = capsys.readouterr().err
+    n = len(build.ERAS)
+    assert sorted(built) == sorted(build.ERAS)
+    assert f"building the kernel oracle: {n}/{n} eras" in err
+
+
+SAMPLE_BOOT = """\
+LABKIT-VM begin
+LABKIT-VM uname 6.1.192
+LABKIT-VM cpu 1 0 QEMU_TCG_CPU_version_2.5+
+LABKIT-VM import IOVEC -1 14
+LABKIT-VM row readv1 4096 1000 12 4842007 6 4842007 4842928 4842007
+LABKIT-VM end
+"""

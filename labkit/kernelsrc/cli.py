@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 import time
 from pathlib import Path
 
 from labkit import _options, config
+from labkit._progress import progress_line
 from labkit.kernelsrc.build import ERAS, KernelSourceError, build, build_all
 
 
@@ -63,9 +63,7 @@ def _src_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _build_with_progress(src: str | None) -> None:
-    """Build every era not yet cached, with a tqdm line that shows time passing."""
-    from tqdm.auto import tqdm  # on use: labkit --help stays fast
-
+    """Build every era not yet cached, under the progress line."""
     from labkit.kernelsrc.build import (  # on use: labkit --help stays fast
         ERAS,
         KernelSourceError,
@@ -85,30 +83,11 @@ def _build_with_progress(src: str | None) -> None:
     todo = [era for era in sorted(ERAS) if src is not None or wanted(era)]
     if not todo:
         return
-    bar = tqdm(
-        total=len(todo),
-        desc="building the kernel oracle",
-        unit="era",
-        file=sys.stderr,
-        bar_format="{desc}: {n}/{total} eras [{elapsed}]{postfix}",
-    )
-    done = threading.Event()
-
-    def tick() -> None:  # a build step takes a minute: redraw the elapsed time each second
-        while not done.wait(1.0):
-            bar.refresh()
-
-    ticker = threading.Thread(target=tick, daemon=True)
-    ticker.start()
-    try:
+    with progress_line("building the kernel oracle", len(todo), "eras") as line:
         for era in todo:
-            bar.set_postfix_str(f"lib/iov_iter.c of {era}")
+            line.step(f"lib/iov_iter.c of {era}")
             build(era, src=src)
-            bar.update(1)
-    finally:
-        done.set()
-        ticker.join()
-        bar.close()
+            line.done()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -164,7 +143,10 @@ def _boot(args: argparse.Namespace) -> int:
     from labkit.kernelsrc.boot import UML_XSTATE_BYTES, measure, save_boot  # (as above)
     from labkit.kernelsrc.fingerprint import FINGERPRINT, side_by_side
 
-    df, extra = measure(timeout=args.timeout, shim=args.xstate_shim)
+    with progress_line("labkit kernel boot", 1, "boots") as line:
+        line.step("user-mode-linux 6.1 and the host, side by side")
+        df, extra = measure(timeout=args.timeout, shim=args.xstate_shim)
+        line.done()
     table = side_by_side(df, model=True)
     print(table.to_string(index=False))
     shim = "with the xstate shim" if extra["xstate_shim"] else "without the xstate shim"

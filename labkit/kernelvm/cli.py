@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from labkit._progress import progress_line
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments of ``labkit kernel vm``."""
@@ -36,10 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--out", help="write the tables into this folder")
 
 
-def _log(line: str) -> None:
-    print(line, flush=True)
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``labkit kernel vm ACTION``; 2 on a missing tool or a failed step (one line)."""
     from labkit._files import LinkRefused  # loaded when the action runs
@@ -66,10 +64,13 @@ def _build(args: argparse.Namespace) -> int:
     from labkit.kernelvm.build import build  # loaded when the action runs
     from labkit.kernelvm.eras import CONFIGS, ERAS  # loaded when the action runs
 
-    for config in args.config or sorted(CONFIGS):
-        for era in args.era or list(ERAS):
-            k = build(era, config, src=args.src, force=args.force, log=_log)
-            print(f"{era} ({config}): {k.record['release']} -> {k.folder}")
+    todo = [(c, e) for c in args.config or sorted(CONFIGS) for e in args.era or list(ERAS)]
+    with progress_line("labkit kernel vm build", len(todo), "kernels") as line:
+        for config, era in todo:
+            line.step(f"{era} ({config})")
+            k = build(era, config, src=args.src, force=args.force, log=line.say)
+            line.done()
+            line.say(f"{era} ({config}): {k.record['release']} -> {k.folder}")
     return 0
 
 
@@ -82,7 +83,9 @@ def _run(args: argparse.Namespace) -> int:
 
     groups = tuple(args.group or ("import", "floor", "zero", "uring"))
     plan = (matrix.Step(args.config, args.cpu, (args.era,), groups),)
-    rows, identity = matrix.run_plan(plan, boots=args.boots, log=_log)
+    steps = matrix.plan_steps(plan, args.boots)
+    with progress_line("labkit kernel vm run", steps, "builds and boots") as line:
+        rows, identity = matrix.run_plan(plan, boots=args.boots, log=line.say, line=line)
     summary = matrix.summarize(rows)
     print(summary.to_string(index=False))
     for b in identity["boots"]:
@@ -100,7 +103,9 @@ def _compare(args: argparse.Namespace) -> int:
 
     groups = ("import", "floor", "zero", "uring", "nullblk")
     plan = (matrix.Step(args.config, args.cpu, (args.before, args.after), groups),)
-    rows, identity = matrix.run_plan(plan, boots=args.boots, log=_log)
+    steps = matrix.plan_steps(plan, args.boots)
+    with progress_line("labkit kernel vm compare", steps, "builds and boots") as line:
+        rows, identity = matrix.run_plan(plan, boots=args.boots, log=line.say, line=line)
     summary = matrix.summarize(rows)
     saved = matrix.savings(summary, before=args.before)
     print(saved.to_string(index=False))
@@ -112,7 +117,10 @@ def _compare(args: argparse.Namespace) -> int:
     if not args.no_attrib:
         pair = matrix.Pair(f"{args.before} -> {args.after}", args.config, args.cpu,
                            args.before, args.after, (("readv1", 4096), ("readv1", 64)))  # fmt: skip
-        table = matrix.attribute((pair,), log=_log)
+        with progress_line("attribution boots", 1, "pairs") as line:
+            line.step(f"{pair.name} under the plugin")
+            table = matrix.attribute((pair,), log=line.say)
+            line.done()
         print(table[table["top"]].to_string(index=False))
         if out is not None:
             matrix.write(out, "attribution.csv", table)

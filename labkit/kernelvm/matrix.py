@@ -21,6 +21,7 @@ import pandas as pd
 
 from labkit import config as labkit_config
 from labkit._files import atomic_write
+from labkit._progress import ProgressLine
 from labkit.kernelvm import attrib, build, guest, qemu
 
 
@@ -81,17 +82,30 @@ ATTRIB_CALLS = 100
 BUILD_ORDER = ("6.1", "6.1+r3", "6.1-r1fix", "6.1+v1", "6.1+merged")
 
 
+def plan_steps(plan: tuple[Step, ...], boots: int) -> int:
+    """The builds and boots of ``plan`` with ``boots`` boots of each (a progress line's
+    total): one build per (era, config), one boot per era of a step per boot."""
+    builds = {(era, step.config) for step in plan for era in step.eras}
+    return len(builds) + sum(len(step.eras) for step in plan) * boots
+
+
 def build_plan(
-    plan: tuple[Step, ...], log: Callable[[str], None] | None = None
+    plan: tuple[Step, ...],
+    log: Callable[[str], None] | None = None,
+    line: ProgressLine | None = None,
 ) -> dict[tuple[str, str], build.Kernel]:
     """Build every (era, config) of the plan, one configuration's eras after another (each
-    configuration reuses its object folder)."""
+    configuration reuses its object folder); each build is a step of ``line``."""
     wanted = {(era, step.config) for step in plan for era in step.eras}
     kernels: dict[tuple[str, str], build.Kernel] = {}
     for config in dict.fromkeys(step.config for step in plan):
         for era in BUILD_ORDER:
             if (era, config) in wanted:
+                if line is not None:
+                    line.step(f"building {era} ({config})")
                 kernels[(era, config)] = build.build(era, config, log=log)
+                if line is not None:
+                    line.done()
     return kernels
 
 
@@ -101,11 +115,13 @@ def run_plan(
     boots: int = 3,
     parallel: int = 2,
     log: Callable[[str], None] | None = None,
+    line: ProgressLine | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Build and boot the plan; (rows of every boot, identities and timings)."""
+    """Build and boot the plan; (rows of every boot, identities and timings).  Each build
+    and each boot is a step of ``line`` (:func:`plan_steps` of them)."""
     say = log or (lambda _s: None)
     t0 = time.monotonic()
-    kernels = build_plan(plan, log=say)
+    kernels = build_plan(plan, log=say, line=line)
     t_build = time.monotonic() - t0
     initrd = guest.initramfs(build.cache_root())
     jobs = [(step, era, b) for step in plan for era in step.eras for b in range(1, boots + 1)]
@@ -113,8 +129,12 @@ def run_plan(
     def one(job: tuple[Step, str, int]) -> tuple[Step, str, int, guest.Boot, float]:
         step, era, b = job
         k = kernels[(era, step.config)]
+        if line is not None:
+            line.step(f"booting {era} {step.config} {step.cpu} #{b}")
         parsed, _log, secs = qemu.boot(k.image, initrd, step.cpu, list(step.groups))
         say(f"  boot {era} {step.config} {step.cpu} #{b}: {secs:.0f} s")
+        if line is not None:
+            line.done()
         return step, era, b, parsed, secs
 
     rows: list[dict[str, Any]] = []
@@ -262,4 +282,4 @@ def committed(name: str) -> pd.DataFrame:
     return pd.read_csv(labkit_config.resource("kernelvm") / f"{name}.csv")
 
 
-__all__ = ["attribute", "committed", "run_plan", "savings", "summarize"]
+__all__ = ["attribute", "committed", "plan_steps", "run_plan", "savings", "summarize"]

@@ -424,6 +424,11 @@ def _host_line(b: Bundle) -> str:
     return f"{b.fingerprint}; kernel {kernel}; code {code_version(b)}"
 
 
+#: An estimator's name (``runs@98.75%``): code in Markdown, which a renderer would otherwise
+#: turn into an e-mail link.
+ESTIMATOR_NAME = re.compile(r"(?<![`\w/-])([\w/-]+@[\d.]+%)")
+
+
 def format_comparison(c: Comparison, *, markdown: bool = False) -> str:
     """The comparison for a reader: the hosts (their CPU, kernel and code), per claim each
     host's verdict and figure (count rows with their code version), the pooled interval
@@ -442,11 +447,8 @@ def format_comparison(c: Comparison, *, markdown: bool = False) -> str:
         band = r.get("band")
         band = band if isinstance(band, str) else "-"
         if markdown:
-            lines.append(
-                f"| {r['claim']} | {r['quantity']} | {band} | "
-                + " | ".join(cells)
-                + f" | {_pooled_text(r)} |"
-            )
+            row = f"| {r['claim']} | {r['quantity']} | {band} | " + " | ".join(cells)
+            lines.append(ESTIMATOR_NAME.sub(r"`\1`", f"{row} | {_pooled_text(r)} |"))
             continue
         lines.append(f"{r['claim']}  {r['quantity']}   band {band}")
         for k, cell in enumerate(cells):

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -177,8 +178,23 @@ def ours_vs_published(
         ax.set_yscale("log")
     if title:
         ax.set_title(title)
-    ax.legend()
+    legend_above_data(ax)
     return ax
+
+
+def legend_above_data(ax: Axes, *, share: float = 0.15, **kwargs: Any) -> Any:
+    """The legend in one row in a band at the top of ``ax`` that holds no data: the value
+    axis is extended (on its own scale, linear or log) so that the top ``share`` of the axes
+    is above every bar and point drawn so far.  ``kwargs`` go to ``ax.legend``."""
+    lo, hi = ax.get_ylim()
+    scale = ax.yaxis.get_transform()
+    a, b = scale.transform([lo, hi])
+    top = scale.inverted().transform([b + (b - a) * share / (1 - share)])[0]
+    ax.set_ylim(lo, top)
+    handles, _ = ax.get_legend_handles_labels()
+    kwargs.setdefault("loc", "upper left")
+    kwargs.setdefault("ncols", max(1, len(handles)))
+    return ax.legend(**kwargs)
 
 
 @dataclass(frozen=True)
@@ -286,23 +302,55 @@ def skipped(why: str) -> Figure:
     return fig
 
 
+#: Font size (points) of the value written at the end of each bar of :func:`saving_bars`.
+BAR_LABEL_SIZE = 8
+
+
 def saving_bars(ax: Axes, table: object, title: str, *, log: bool = False) -> Axes:
     """Horizontal bars of instructions saved per call by function (``table``: ``function``
     and ``saved`` columns, before - after; a negative bar is work the change adds), the
-    net saving in the title; ``log`` for savings of several orders of magnitude."""
+    net saving in the title; ``log`` for savings of several orders of magnitude.  Each bar
+    carries its value at its end, inside the axes: the x-axis leaves room for the labels on
+    both sides, so a negative bar's label never runs into the function names."""
     t = table.sort_values("saved")  # type: ignore[attr-defined]
     colors = [COLORS["after"] if v >= 0 else COLORS["before"] for v in t["saved"]]
     ax.barh(t["function"], t["saved"], color=colors)
-    for y, v in enumerate(t["saved"]):
-        ax.annotate(f"{v:+,.0f}", (v, y), xytext=(3 if v >= 0 else -3, 0),
+    labels = [f"{v:+,.0f}" for v in t["saved"]]
+    for y, (v, text) in enumerate(zip(t["saved"], labels, strict=True)):
+        ax.annotate(text, (v, y), xytext=(3 if v >= 0 else -3, 0),
                     textcoords="offset points", va="center", ha="left" if v >= 0 else "right",
-                    fontsize=8)  # fmt: skip
+                    fontsize=BAR_LABEL_SIZE)  # fmt: skip
     ax.axvline(0, color="black", lw=0.8)
     if log:
         ax.set_xscale("symlog", linthresh=10)
+    neg = [text for v, text in zip(t["saved"], labels, strict=True) if v < 0]
+    pos = [text for v, text in zip(t["saved"], labels, strict=True) if v >= 0]
+    _room_for_labels(ax, min(0.0, t["saved"].min()), max(0.0, t["saved"].max()), neg, pos)
     ax.set_xlabel("guest instructions saved per call\n(before - after; < 0: the change adds)")
     ax.set_title(f"{title}\nnet {t['saved'].sum():+,.0f} per call", fontsize=10)
     return ax
+
+
+def _room_for_labels(ax: Axes, lo: float, hi: float, left: list[str], right: list[str]) -> None:
+    """Set the x-axis to span ``lo`` .. ``hi`` plus room for the longest of ``left`` (the
+    labels left of their bars) and of ``right``, measured on the axis's own scale (linear or
+    symlog) from the axes' width, less a fifth for the tick labels tight_layout makes room for."""
+    if lo == hi:
+        lo, hi = lo - 1.0, hi + 1.0
+    width_pt = ax.figure.get_figwidth() * 72 * ax.get_position().width * 0.8
+    per_char = 0.62 * BAR_LABEL_SIZE  # DejaVu Sans digits and signs, in points
+
+    def share(texts: list[str]) -> float:
+        if not texts:
+            return 0.0
+        return min(0.35, (max(map(len, texts)) * per_char + 6) / width_pt)
+
+    f_lo, f_hi = share(left), share(right)
+    scale = ax.xaxis.get_transform()
+    a, b = scale.transform([lo, hi])
+    span = (b - a) / (1 - f_lo - f_hi)
+    x0, x1 = scale.inverted().transform([a - f_lo * span, b + f_hi * span])
+    ax.set_xlim(x0, x1)
 
 
 def errorbars(d: object, col: str = "median") -> list[object]:
@@ -315,6 +363,7 @@ __all__ = [
     "apply_style",
     "errorbars",
     "fit_power_law",
+    "legend_above_data",
     "ours_vs_published",
     "saving_bars",
     "skipped",

@@ -11,8 +11,13 @@ stored notebook that differs in any of these is rewritten on its first autosave,
 :func:`normalise` puts a notebook into that form and drops what only papermill adds (its
 injected-parameters cell, with the execution counts after it renumbered as if it had not
 run, its ``papermill`` metadata and empty tag lists; also stored widget state, which labkit
-never stores: each drawing widget leaves a static image instead).  It never touches a cell's
-source or the data of an output.  From a shell::
+never stores: each drawing widget leaves a static image instead).  Without that state a
+widget's view cannot be shown once its kernel is gone: JupyterLab shows "Error displaying
+widget: model not found" in its place in a trusted notebook.  So the view
+(``application/vnd.jupyter.widget-view+json``) is dropped from each output and the output's
+other forms are kept (labkit's widgets carry a line of text saying what the controls are and
+that running the cell brings them back; an output with nothing else is dropped).  Otherwise it
+never touches a cell's source or the data of an output.  From a shell::
 
     python -m labkit.run.notebook_files notebooks/*.ipynb      # rewrite in place
     python -m labkit.run.notebook_files --check notebooks/*.ipynb   # exit 1 if any would change
@@ -36,6 +41,10 @@ from labkit.report.summary import atomic_write_text
 
 #: The kernelspec JupyterLab writes for ipykernel's kernel.
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+#: The output form of a widget's view: it needs the widget's model (a live kernel, or state
+#: stored in the notebook, which labkit never stores).
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 #: Tags papermill gives the cells it adds.
 PAPERMILL_TAGS = ("injected-parameters", "papermill-error-cell-tag")
@@ -112,6 +121,8 @@ def normalise(nb: Any, *, python_version: str | None = None) -> Any:
     meta["kernelspec"] = nbformat.from_dict(dict(KERNELSPEC))
     meta["language_info"] = nbformat.from_dict(language_info(python_version))
     for cell in nb.cells:
+        if cell.get("outputs"):
+            cell.outputs = _without_widget_views(cell.outputs)
         cell.metadata.pop("papermill", None)
         if cell.metadata.get("tags") == []:  # papermill gives every cell an empty tag list
             del cell.metadata["tags"]
@@ -123,6 +134,19 @@ def normalise(nb: Any, *, python_version: str | None = None) -> Any:
         if not cell.get("id"):
             cell["id"] = generate_corpus_id()
     return nb
+
+
+def _without_widget_views(outputs: list[Any]) -> list[Any]:
+    """``outputs`` with each widget view dropped (see the module docstring)."""
+    kept = []
+    for out in outputs:
+        data = out.get("data")
+        if data and WIDGET_VIEW in data:
+            del data[WIDGET_VIEW]
+            if not data:
+                continue
+        kept.append(out)
+    return kept
 
 
 def drop_stored_run(nb: Any) -> Any:
