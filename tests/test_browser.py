@@ -518,6 +518,9 @@ def test_runs_clean_and_survives_a_save(lab: Lab, browser: Any, nb: Path) -> Non
 
     stale = [hit for text in prose for hit in intervals_in_prose(text)]
     assert not stale, f"{nb.name}: measured intervals typed into the prose: {stale}"
+    if "claims.start(" in nb.read_text():  # a measuring notebook says whose outputs these are
+        page = panel_call(browser, rel, "return panel.content.node.innerText;")
+        assert "the outputs below are from this run" in page, f"{nb.name}: no this-run line"
     wide = _tables_wider_than_the_page(browser, rel)
     assert not wide, f"{nb.name}: tables wider than the notebook: {wide}"
     extra: dict[str, Any] = {}
