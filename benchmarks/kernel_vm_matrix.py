@@ -19,8 +19,10 @@ between eras), boots each ``--boots`` times under QEMU TCG with icount, and writ
                      compared byte for byte with a clean one
 
 Usage: ``python benchmarks/kernel_vm_matrix.py --out DIR [--boots 3] [--no-attrib]
-[--check-incremental]``.  Cold (nothing cached) it builds 2 configs clean and 6 eras
-incrementally; warm it only boots.
+[--check-incremental]``.  Cold (nothing cached) it builds 2 configs clean and 7 eras
+incrementally, one after another, and boots each kernel (two QEMU processes at a time)
+as soon as it is built, while the next one builds; warm (every kernel cached) it only
+boots.  ``identity.json`` records the seconds of each part.
 """
 
 from __future__ import annotations

@@ -187,7 +187,8 @@ def test_two_boots_give_the_same_per_call_counts(change_boots):
     assert len(summary) >= 2 * 9  # getppid and the 8 /dev/zero cases per era
     disagree = summary[summary["boots_agree"] != summary["boots"]]
     assert disagree.empty, disagree.to_string()
-    assert (summary["batches_agree_min"] >= 3).all(), summary.to_string()
+    # every batch starts just after a tick and is shorter than a tick period: none holds one
+    assert (summary["batches_agree_min"] == summary["batches"]).all(), summary.to_string()
 
 
 @pytest.mark.slow

@@ -9,10 +9,11 @@ how many boots agree with each other.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import pandas as pd
 from labkit import config as labkit_config
 from labkit._files import atomic_write
 from labkit._progress import ProgressLine
+from labkit._store import StoreDamaged
 from labkit.kernelvm import attrib, build, guest, qemu
 
 
@@ -96,17 +98,29 @@ def build_plan(
 ) -> dict[tuple[str, str], build.Kernel]:
     """Build every (era, config) of the plan, one configuration's eras after another (each
     configuration reuses its object folder); each build is a step of ``line``."""
+    return {key: k for key, k in _build_each(plan, log, line)}
+
+
+def _build_order(plan: tuple[Step, ...]) -> list[tuple[str, str]]:
     wanted = {(era, step.config) for step in plan for era in step.eras}
-    kernels: dict[tuple[str, str], build.Kernel] = {}
-    for config in dict.fromkeys(step.config for step in plan):
-        for era in BUILD_ORDER:
-            if (era, config) in wanted:
-                if line is not None:
-                    line.step(f"building {era} ({config})")
-                kernels[(era, config)] = build.build(era, config, log=log)
-                if line is not None:
-                    line.done()
-    return kernels
+    return [(era, config) for config in dict.fromkeys(step.config for step in plan)
+            for era in BUILD_ORDER if (era, config) in wanted]  # fmt: skip
+
+
+def _build_each(
+    plan: tuple[Step, ...], log: Callable[[str], None] | None, line: ProgressLine | None
+) -> Iterator[tuple[tuple[str, str], build.Kernel]]:
+    for era, config in _build_order(plan):
+        if line is not None:
+            line.step(f"building {era} ({config})")
+        k = build.build(era, config, log=log)
+        if line is not None:
+            line.done()
+        yield (era, config), k
+
+
+#: The boots that take longest: their groups register the 1 GiB buffer ("fixed").
+_LONG_GROUPS = frozenset({"fixed"})
 
 
 def run_plan(
@@ -117,16 +131,25 @@ def run_plan(
     log: Callable[[str], None] | None = None,
     line: ProgressLine | None = None,
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Build and boot the plan; (rows of every boot, identities and timings).  Each build
-    and each boot is a step of ``line`` (:func:`plan_steps` of them)."""
+    """Build and boot the plan; (rows of every boot, identities and timings).
+
+    The kernels are built one after another in :data:`BUILD_ORDER` while ``parallel`` QEMU
+    processes boot those already built (a kernel the cache holds is booted at once); of the
+    boots ready to start, the long ones (the 1 GiB registration) go first.  The rows are
+    returned in the plan's order whatever order the boots ended in.  Each build (a cached
+    one returns at once) and each boot is a step of ``line`` (:func:`plan_steps` of them).
+    """
     say = log or (lambda _s: None)
     t0 = time.monotonic()
-    kernels = build_plan(plan, log=say, line=line)
-    t_build = time.monotonic() - t0
     initrd = guest.initramfs(build.cache_root())
     jobs = [(step, era, b) for step in plan for era in step.eras for b in range(1, boots + 1)]
+    kernels: dict[tuple[str, str], build.Kernel] = {}
+    for era, config in _build_order(plan):
+        with contextlib.suppress(StoreDamaged):  # build() below rebuilds a damaged one
+            if (k := build.cached(era, config)) is not None:
+                kernels[(era, config)] = k
 
-    def one(job: tuple[Step, str, int]) -> tuple[Step, str, int, guest.Boot, float]:
+    def one(job: tuple[Step, str, int]) -> tuple[guest.Boot, float]:
         step, era, b = job
         k = kernels[(era, step.config)]
         if line is not None:
@@ -135,25 +158,45 @@ def run_plan(
         say(f"  boot {era} {step.config} {step.cpu} #{b}: {secs:.0f} s")
         if line is not None:
             line.done()
-        return step, era, b, parsed, secs
+        return parsed, secs
 
+    futures: dict[int, Future[tuple[guest.Boot, float]]] = {}
+
+    def submit_ready(pool: ThreadPoolExecutor) -> None:
+        ready = [i for i, (step, era, _b) in enumerate(jobs)
+                 if i not in futures and (era, step.config) in kernels]  # fmt: skip
+        ready.sort(key=lambda i: not (_LONG_GROUPS & set(jobs[i][0].groups)))
+        for i in ready:
+            futures[i] = pool.submit(one, jobs[i])
+
+    with ThreadPoolExecutor(max_workers=parallel) as pool:
+        try:
+            submit_ready(pool)
+            t_build0 = time.monotonic()
+            for key, k in _build_each(plan, say, line):
+                kernels[key] = k
+                submit_ready(pool)
+            t_build = time.monotonic() - t_build0
+            results = [futures[i].result() for i in range(len(jobs))]
+        finally:
+            for f in futures.values():
+                f.cancel()
     rows: list[dict[str, Any]] = []
     identity: dict[str, Any] = {"kernels": {}, "boots": []}
-    with ThreadPoolExecutor(max_workers=parallel) as pool:
-        for step, era, b, parsed, secs in pool.map(one, jobs):
-            for r in parsed.rows:
-                rows.append({"era": era, "config": step.config, "cpu": step.cpu,
-                             "boot": b, **r})  # fmt: skip
-            identity["boots"].append({
-                "era": era, "config": step.config, "cpu": step.cpu, "boot": b,
-                "groups": list(step.groups), "seconds": round(secs, 1),
-                "errors": parsed.errors, **{k: v for k, v in parsed.identity.items()},
-            })  # fmt: skip
+    for (step, era, b), (parsed, secs) in zip(jobs, results, strict=True):
+        for r in parsed.rows:
+            rows.append({"era": era, "config": step.config, "cpu": step.cpu, "boot": b, **r})
+        identity["boots"].append({
+            "era": era, "config": step.config, "cpu": step.cpu, "boot": b,
+            "groups": list(step.groups), "seconds": round(secs, 1),
+            "errors": parsed.errors, **{k: v for k, v in parsed.identity.items()},
+        })  # fmt: skip
     for (era, config), k in kernels.items():
         identity["kernels"][f"{era} {config}"] = k.record
     identity["guest_source_sha256"] = guest.source_hash()
     identity["cpu_models"] = {s.cpu: qemu.qemu_command(Path("x"), Path("y"), s.cpu, [])[6]
                               for s in plan}  # fmt: skip
+    identity["kernel_cmdline"] = qemu.KERNEL_CMDLINE
     identity["seconds"] = {"build": round(t_build, 1), "total": round(time.monotonic() - t0, 1)}
     return pd.DataFrame(rows), identity
 

@@ -9,6 +9,16 @@
  * another interrupt counts more, so the modal batch is the figure, and the
  * number of batches that agree with it says how clean it is.
  *
+ * Each batch starts just after a timer tick: the console has sent what was
+ * printed (tcdrain: the serial port's interrupts are over) and the program has
+ * slept until the next tick (a 1 ns nanosleep; the kernel's tick is periodic
+ * and its timers have the tick's resolution).  A tick comes every 10 M guest
+ * instructions (HZ=100), so a batch shorter than that holds none; without the
+ * wait, a batch of 5 M instructions (4 KiB io_uring reads) held one in about
+ * half the batches, and the modal batch could be one that did.  Sleeping
+ * costs no host time: QEMU's icount moves the clock to the next timer at once
+ * when the guest idles (sleep=off).
+ *
  * Groups of cases (named on the kernel command line after "--"):
  *   floor    getppid
  *   zero     read, readv(1), readv(4K+empty), readv(4K+empty+empty) of 64 B and
@@ -53,6 +63,8 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
+#include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BATCHES 12
@@ -226,6 +238,15 @@ static long call(const struct one_case *c, size_t n)
 	return r < 0 ? -errno : r;
 }
 
+/* Return just after the next timer tick, with the console's output sent. */
+static void after_tick(void)
+{
+	struct timespec ts = { 0, 1 };
+	fflush(stdout);
+	tcdrain(STDOUT_FILENO);
+	nanosleep(&ts, NULL);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -246,6 +267,7 @@ static void measure(const struct one_case *c, size_t n)
 	int batches = calls == 1 ? 3 * BATCHES : BATCHES;
 	uint64_t tot[MAX_BATCHES];
 	for (int b = 0; b < batches; b++) {
+		after_tick();
 		t0 = tsc();
 		for (int k = 0; k < calls; k++)
 			call(c, n);
