@@ -197,6 +197,26 @@ def test_the_normaliser_drops_widget_views_and_keeps_their_text():
     assert WIDGET in nb.cells[0].outputs[0].data  # the notebook given is not modified
 
 
+def test_the_normaliser_writes_whole_numbers_in_output_metadata_as_javascript_does():
+    """JupyterLab's JSON writes -1.0 as -1: a stored phrase's numbers must already be so."""
+    from labkit.run import notebook_files
+
+    cell = nbformat.v4.new_code_cell("md")
+    phrase = {"estimate": -1.0, "low": -1.0, "high": 2.5, "n": [3.0, 0.1], "role": "negative"}
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data", {"text/markdown": "costs"}, metadata={"labkit": {"phrases": [phrase]}}
+        )
+    ]
+    out = notebook_files.normalise(nbformat.v4.new_notebook(cells=[cell]))
+    text = notebook_files.dumps(out)
+    assert '"estimate": -1,' in text and '"high": 2.5' in text and "-1.0" not in text
+    assert json.loads(text)["cells"][0]["outputs"][0]["metadata"]["labkit"]["phrases"][0]["n"] == [
+        3,
+        0.1,
+    ]
+
+
 def test_no_measured_interval_in_prose(nb_path):
     """Intervals are rendered from results by code, never typed into Markdown, where they
     contradict the outputs after the next run (tests/test_browser.py checks the rendered page)."""

@@ -87,6 +87,17 @@ def language_info(version: str | None = None) -> dict[str, Any]:
     }
 
 
+def _numbers_as_javascript_writes(value: Any) -> Any:
+    """``value`` with each whole float as an int: JupyterLab's JSON writes -1.0 as -1."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return type(value)((k, _numbers_as_javascript_writes(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [_numbers_as_javascript_writes(v) for v in value]
+    return value
+
+
 def normalise(nb: Any, *, python_version: str | None = None) -> Any:
     """A copy of ``nb`` (an nbformat 4 ``NotebookNode``) as JupyterLab would write it.
 
@@ -123,6 +134,9 @@ def normalise(nb: Any, *, python_version: str | None = None) -> Any:
     for cell in nb.cells:
         if cell.get("outputs"):
             cell.outputs = _without_widget_views(cell.outputs)
+            for out in cell.outputs:
+                if "metadata" in out:
+                    out["metadata"] = _numbers_as_javascript_writes(out["metadata"])
         cell.metadata.pop("papermill", None)
         if cell.metadata.get("tags") == []:  # papermill gives every cell an empty tag list
             del cell.metadata["tags"]
