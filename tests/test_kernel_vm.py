@@ -137,6 +137,28 @@ def test_saving_table_marks_the_functions_of_ninety_percent():
     assert "[user]" not in t.index  # no change, no row
 
 
+def test_savings_pair_the_lower_state_when_boots_land_in_two():
+    """Boots of one era in two states (null_blk: 8 per call apart, every case alike): the
+    modal over boots can take the upper state in one era; the savings compare the lower."""
+
+    def row(era, boot, case, per_call):
+        return {"era": era, "config": "base", "cpu": "max", "boot": boot, "case": case,
+                "bytes": 4096, "per_call": per_call, "agree": 12, "min_total": per_call * 1000,
+                "median_total": per_call * 1000, "calls": 1000, "batches": 12}  # fmt: skip
+
+    rows = pd.DataFrame(
+        [row("6.1", b, "nullb_read", 2839.0 + (8 if b == 3 else 0)) for b in (1, 2, 3)]
+        + [row("6.1", b, "nullb_readv1", 3136.0 + (8 if b == 3 else 0)) for b in (1, 2, 3)]
+        + [row("6.1+v1", b, "nullb_read", 2839.0 + (8 if b != 2 else 0)) for b in (1, 2, 3)]
+        + [row("6.1+v1", b, "nullb_readv1", 3032.0 + (8 if b != 2 else 0)) for b in (1, 2, 3)]
+    )
+    summary = matrix.summarize(rows)
+    modal = summary.set_index(["era", "case"])["per_call"]
+    assert modal[("6.1+v1", "nullb_read")] - modal[("6.1", "nullb_read")] == 8  # the trap
+    saved = matrix.savings(summary).set_index("case")["saved"]
+    assert saved["nullb_read"] == 0 and saved["nullb_readv1"] == 104
+
+
 def test_symbol_map_finds_the_function_of_an_address(tmp_path):
     m = tmp_path / "System.map"
     m.write_text(

@@ -81,9 +81,16 @@ VM_MATRIX = Experiment(
 
 
 def per_call(
-    rows: pd.DataFrame, era: str, case: str, nbytes: int, config: str = "base", cpu: str = "max"
+    rows: pd.DataFrame,
+    era: str,
+    case: str,
+    nbytes: int,
+    config: str = "base",
+    cpu: str = "max",
+    column: str = "per_call",
 ) -> float:
-    """The modal guest instructions per call of one (era, case, bytes, config, CPU model).
+    """The modal guest instructions per call of one (era, case, bytes, config, CPU model),
+    or another ``column`` of its summary row (``low_per_call``: the lowest boot's).
 
     Raises:
         KeyError: for a combination the run does not hold.
@@ -97,7 +104,7 @@ def per_call(
     ]
     if hit.empty:
         raise KeyError(f"kernel bench: no row for {era} {case} {nbytes} B {config} {cpu}")
-    return float(hit["per_call"].iloc[0])
+    return float(hit[column].iloc[0])
 
 
 def saved(
@@ -109,9 +116,12 @@ def saved(
     config: str = "base",
     cpu: str = "max",
 ) -> float:
-    """Instructions saved per call from era ``before`` to era ``after`` (before - after)."""
-    return per_call(rows, before, case, nbytes, config, cpu) - per_call(
-        rows, after, case, nbytes, config, cpu
+    """Instructions saved per call from era ``before`` to era ``after`` (before - after), as
+    :func:`labkit.kernelvm.matrix.savings` pairs them: the lowest boot's count of each era
+    (the modal count where the boots agree; a run without that column: the modal count)."""
+    column = "low_per_call" if "low_per_call" in rows.columns else "per_call"
+    return per_call(rows, before, case, nbytes, config, cpu, column) - per_call(
+        rows, after, case, nbytes, config, cpu, column
     )
 
 
