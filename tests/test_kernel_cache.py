@@ -19,6 +19,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from cache_damage import KINDS, damage
 
 from labkit.kernelsrc import build as kb
 from labkit.kernelsrc.build import KernelSourceError, build, cached, is_available
@@ -66,29 +67,14 @@ def _cli(*args: str, env: dict | None = None, timeout: float = 600) -> subproces
     )
 
 
-def _damage(path: Path, kind: str, tmp: Path) -> None:
-    size = path.stat().st_size
-    if kind == "truncate":
-        os.truncate(path, size // 2)
-    elif kind == "empty":
-        os.truncate(path, 0)
-    elif kind == "garbage":
-        path.write_bytes(os.urandom(size))
-    elif kind == "link":
-        shutil.copyfile(path, tmp / "elsewhere")
-        path.unlink()
-        path.symlink_to(tmp / "elsewhere")
-
-
 ARTEFACTS = ["liblko-defconfig.so", "lko-drive-defconfig", "iov_iter-defconfig.o", "manifest.json"]
-KINDS = ["truncate", "empty", "garbage", "link"]
 
 
 @needs_oracle
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("artefact", ARTEFACTS)
 def test_damaged_cache_file_is_one_line_naming_it_and_the_rebuild(cache, tmp_path, artefact, kind):
-    _damage(cache / artefact, kind, tmp_path)
+    damage(cache / artefact, kind, tmp_path)
     with pytest.raises(KernelSourceError) as info:
         cached(ERA)
     text = str(info.value)

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cache_damage import KINDS, damage
 
 from labkit._files import LinkRefused
 from labkit._store import MANIFEST, StoreDamaged
@@ -32,7 +33,6 @@ pytestmark = [pytest.mark.slow, needs_bench]
 
 ERA, CONFIG = "6.1", "base"
 REBUILD = f"labkit kernel vm build --era {ERA} --config {CONFIG} --force"
-KINDS = ["truncate", "empty", "garbage", "link"]
 #: A redraw of the command's progress line (tqdm on stderr), not a message.
 PROGRESS = re.compile(r"^labkit kernel vm \w+: \d+/\d+ kernels \[")
 
@@ -54,20 +54,6 @@ def vm_cache(good, tmp_path, monkeypatch) -> Path:
     return dest
 
 
-def _damage(path: Path, kind: str, tmp: Path) -> None:
-    size = path.stat().st_size
-    if kind == "truncate":
-        os.truncate(path, size // 2)
-    elif kind == "empty":
-        os.truncate(path, 0)
-    elif kind == "garbage":
-        path.write_bytes(os.urandom(size))
-    elif kind == "link":
-        shutil.copyfile(path, tmp / "elsewhere")
-        path.unlink()
-        path.symlink_to(tmp / "elsewhere")
-
-
 def _vm_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "labkit.cli", "kernel", "vm", *args],
@@ -78,7 +64,7 @@ def _vm_cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("artefact", [*build.ARTEFACTS, MANIFEST])
 def test_a_damaged_kernel_is_one_line_naming_it_and_the_rebuild(vm_cache, tmp_path, artefact, kind):
-    _damage(vm_cache / artefact, kind, tmp_path)
+    damage(vm_cache / artefact, kind, tmp_path)
     with pytest.raises((StoreDamaged, LinkRefused)) as info:
         build.cached(ERA, CONFIG)
     text = str(info.value)
@@ -118,7 +104,7 @@ def test_a_damaged_initramfs_is_rebuilt_never_booted(vm_cache, tmp_path, kind):
     image = guest.initramfs(root)  # built into the private cache
     whole = image.read_bytes()
     assert guest.initramfs(root) == image  # and read back, checked
-    _damage(image, kind, tmp_path)
+    damage(image, kind, tmp_path)
     again = guest.initramfs(root)  # the builder sees the damage and builds it again
     assert not again.is_symlink() and again.read_bytes()[:6] == b"070701"
     assert len(again.read_bytes()) == len(whole)
