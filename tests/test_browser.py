@@ -49,6 +49,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -233,8 +234,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         _stop(proc, [])
 
 
-@pytest.fixture(scope="module")
-def browser(lab: Lab) -> Iterator[Any]:
+@contextmanager
+def chromium(width: int, log: str | None = None) -> Iterator[Any]:
+    """A headless Chromium driven by chromedriver, ``width`` x 1,000 px at scale 1; the
+    driver and every browser process it started are gone when the block ends."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -244,21 +247,15 @@ def browser(lab: Lab) -> Iterator[Any]:
         "--headless=new",
         "--no-sandbox",  # root in a container
         "--disable-dev-shm-usage",
-        "--window-size=1400,1000",
+        f"--window-size={width},1000",
         "--force-device-scale-factor=1",
     ):
         opts.add_argument(arg)
-    service = Service(executable_path=str(CHROMEDRIVER), log_output=str(lab.log) + ".driver")
+    service = Service(executable_path=str(CHROMEDRIVER), log_output=log)
     driver = webdriver.Chrome(service=service, options=opts)
     driver_pid = service.process.pid
     chrome = _children(driver_pid)
     try:
-        driver.set_script_timeout(RUN_TIMEOUT)
-        driver.get(f"{lab.url}/lab?reset")
-        _wait(driver, "return !!(window.jupyterapp && window.jupyterapp.shell)", START_TIMEOUT)
-        driver.execute_async_script(
-            "const done = arguments[0]; window.jupyterapp.restored.then(() => done(true));"
-        )
         yield driver
     finally:
         try:
@@ -267,6 +264,18 @@ def browser(lab: Lab) -> Iterator[Any]:
             for pid in [*chrome, driver_pid]:
                 if _alive(pid):
                     os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def browser(lab: Lab) -> Iterator[Any]:
+    with chromium(1400, log=str(lab.log) + ".driver") as driver:
+        driver.set_script_timeout(RUN_TIMEOUT)
+        driver.get(f"{lab.url}/lab?reset")
+        _wait(driver, "return !!(window.jupyterapp && window.jupyterapp.shell)", START_TIMEOUT)
+        driver.execute_async_script(
+            "const done = arguments[0]; window.jupyterapp.restored.then(() => done(true));"
+        )
+        yield driver
 
 
 def _wait(driver: Any, script: str, timeout: float, what: str = "", *args: Any) -> Any:
@@ -690,24 +699,7 @@ def _report_page(tmp: Path, layout: str = "headline") -> Path:
 def report_geometry(page: Path, width: int, shot: str | None = None) -> dict[str, Any]:
     """The page at ``width`` px: its scroll width, the window's, the summary table's width
     and its tallest row (details closed); a screenshot of the table to ``shot``."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = str(CHROMIUM)
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-dev-shm-usage",
-        f"--window-size={width},1000",
-        "--force-device-scale-factor=1",
-    ):
-        opts.add_argument(arg)
-    service = Service(executable_path=str(CHROMEDRIVER))
-    driver = webdriver.Chrome(service=service, options=opts)
-    driver_pid = service.process.pid
-    chrome = _children(driver_pid)
-    try:
+    with chromium(width) as driver:
         driver.get(page.as_uri())
         geometry = driver.execute_script(
             """
@@ -727,13 +719,6 @@ def report_geometry(page: Path, width: int, shot: str | None = None) -> dict[str
             driver.save_screenshot(str(ARTIFACTS / shot))
             print(f"screenshot: {ARTIFACTS / shot}")
         return geometry
-    finally:
-        try:
-            driver.quit()
-        finally:
-            for pid in [*chrome, driver_pid]:
-                if _alive(pid):
-                    os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.parametrize("width", [1280, 1920])
