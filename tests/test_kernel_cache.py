@@ -23,6 +23,7 @@ from cache_damage import KINDS, damage
 
 from labkit.kernelsrc import build as kb
 from labkit.kernelsrc.build import KernelSourceError, build, cached, is_available
+from labkit.kernelsrc.tree import SHIM
 
 MISSING = is_available(["6.12"])
 
@@ -268,7 +269,7 @@ def test_src_tree_is_never_written(cache, tmp_path):
     user = tmp_path / "linux"
     root = cache.parent.parent  # a clean extraction (an older labkit's tree is extracted again)
     base = kb.extract_tree(kb.source_archive("6.12"), root / "trees" / "linux-source-6.12", root)
-    assert not (base / "lib" / "lko_shim.c").exists()
+    assert not any((base / rel).exists() for rel in SHIM)
     shutil.copytree(base, user, symlinks=True)
     before = _snapshot(user)
     for folder, _dirs, files in os.walk(user):  # read-only, as a packaged tree is
@@ -281,7 +282,7 @@ def test_src_tree_is_never_written(cache, tmp_path):
     finally:
         subprocess.run(["chmod", "-R", "u+w", str(user)], check=True)
     assert built.library().is_file() and cached(ERA) is not None
-    assert not (user / "lib" / "lko_shim.c").exists()
+    assert not any((user / rel).exists() for rel in SHIM)
     after = _snapshot(user)
     assert after == before
 
@@ -301,14 +302,11 @@ def test_a_tree_an_older_labkit_wrote_into_is_extracted_again(cache):
     root = cache.parent.parent
     dest = root / "trees" / "linux-source-6.12"
     base = kb.extract_tree(kb.source_archive("6.12"), dest, root)
-    planted = base / "lib" / "lko_shim.c"
-    planted.write_text("/* written through a hard link by an older build */\n")
-    again = kb.extract_tree(kb.source_archive("6.12"), dest, root)
-    assert again == base and not planted.exists() and (again / "lib" / "iov_iter.c").is_file()
+    for rel in SHIM:  # the shim and its header, each on its own
+        planted = base / rel
+        planted.write_text("/* written through a hard link by an older build */\n")
+        again = kb.extract_tree(kb.source_archive("6.12"), dest, root)
+        assert again == base and not planted.exists() and (again / "lib/iov_iter.c").is_file()
     (dest / ".labkit-extracted").write_text("")  # an older marker: extracted again too
     planted.write_text("x")
-    assert (
-        not kb.extract_tree(kb.source_archive("6.12"), dest, root)
-        .joinpath("lib", "lko_shim.c")
-        .exists()
-    )
+    assert not kb.extract_tree(kb.source_archive("6.12"), dest, root).joinpath(rel).exists()

@@ -137,26 +137,57 @@ def test_saving_table_marks_the_functions_of_ninety_percent():
     assert "[user]" not in t.index  # no change, no row
 
 
-def test_savings_pair_the_lower_state_when_boots_land_in_two():
-    """Boots of one era in two states (null_blk: 8 per call apart, every case alike): the
-    modal over boots can take the upper state in one era; the savings compare the lower."""
+def _boot_row(era, boot, case, per_call):
+    return {"era": era, "config": "base", "cpu": "max", "boot": boot, "case": case,
+            "bytes": 4096, "per_call": per_call, "agree": 12, "min_total": per_call * 1000,
+            "median_total": per_call * 1000, "calls": 1000, "batches": 12}  # fmt: skip
 
-    def row(era, boot, case, per_call):
-        return {"era": era, "config": "base", "cpu": "max", "boot": boot, "case": case,
-                "bytes": 4096, "per_call": per_call, "agree": 12, "min_total": per_call * 1000,
-                "median_total": per_call * 1000, "calls": 1000, "batches": 12}  # fmt: skip
 
-    rows = pd.DataFrame(
-        [row("6.1", b, "nullb_read", 2839.0 + (8 if b == 3 else 0)) for b in (1, 2, 3)]
-        + [row("6.1", b, "nullb_readv1", 3136.0 + (8 if b == 3 else 0)) for b in (1, 2, 3)]
-        + [row("6.1+v1", b, "nullb_read", 2839.0 + (8 if b != 2 else 0)) for b in (1, 2, 3)]
-        + [row("6.1+v1", b, "nullb_readv1", 3032.0 + (8 if b != 2 else 0)) for b in (1, 2, 3)]
-    )
+def _two_state_rows(upper):
+    """null_blk boots of three eras; ``upper(era, boot)``: whether the boot is 8 per call up
+    (every null_blk case of the boot alike, /dev/zero's never)."""
+    base = {"6.1": 3136.0, "6.1+v1": 3032.0, "6.1+merged": 3020.0}
+    out = []
+    for era, readv in base.items():
+        for b in (1, 2, 3):
+            up = 8.0 if upper(era, b) else 0.0
+            out += [_boot_row(era, b, "nullb_read", 2839.0 + up),
+                    _boot_row(era, b, "nullb_readv1", readv + up),
+                    _boot_row(era, b, "readv1", 4842.0)]  # fmt: skip
+    return pd.DataFrame(out)
+
+
+@pytest.mark.parametrize(
+    "upper",
+    [
+        lambda era, b: b == 3 and era == "6.1" or b != 2 and era == "6.1+v1",  # modal trap
+        lambda era, b: era == "6.1+v1",  # every v1 boot up: the lowest boot is up too
+        lambda era, b: b == 1,  # the same boot number up in every era
+        lambda era, b: False,
+    ],
+)
+def test_savings_align_each_boot_on_its_state(upper):
+    rows = _two_state_rows(upper)
+    aligned = matrix.align_states(rows)
+    assert set(aligned.loc[aligned["case"] == "readv1", "state_shift"]) == {0.0}
+    shifted = aligned[aligned["case"].str.startswith("nullb_")]
+    assert set(shifted["state_shift"]) <= {0.0, 8.0}
     summary = matrix.summarize(rows)
-    modal = summary.set_index(["era", "case"])["per_call"]
-    assert modal[("6.1+v1", "nullb_read")] - modal[("6.1", "nullb_read")] == 8  # the trap
-    saved = matrix.savings(summary).set_index("case")["saved"]
-    assert saved["nullb_read"] == 0 and saved["nullb_readv1"] == 104
+    assert (summary["boots_agree"] == 3).all()  # aligned, every boot gives one count
+    assert summary["boots_shifted"].sum() == 2 * sum(
+        upper(e, b) for e in ("6.1", "6.1+v1", "6.1+merged") for b in (1, 2, 3)
+    )
+    saved = matrix.savings(summary).set_index(["era", "case"])["saved"]
+    assert saved[("6.1+v1", "nullb_readv1")] == 104
+    assert saved[("6.1+merged", "nullb_readv1")] == 116
+    assert saved[("6.1+v1", "readv1")] == 0
+    assert "nullb_read" not in {c for _, c in saved.index}  # the state's own case: not listed
+
+
+def test_a_boot_without_the_state_case_is_left_as_measured():
+    rows = pd.DataFrame([_boot_row("6.1", 1, "nullb_readv1", 3144.0)])
+    aligned = matrix.align_states(rows)
+    assert aligned["per_call"].iloc[0] == 3144.0 and aligned["state_shift"].isna().all()
 
 
 def test_symbol_map_finds_the_function_of_an_address(tmp_path):

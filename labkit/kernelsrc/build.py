@@ -260,9 +260,9 @@ def _era_tree(era: Era, base: Path, work: Path, *, users: bool) -> Path:
 
 def _kbuild(tree: Path, out: Path, era: Era, opt_flags: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    shim, text = tree / SHIM, (GLUE / "lko_shim.c").read_bytes()
-    shim.unlink(missing_ok=True)  # the work tree hard-links labkit's extracted tree
-    shim.write_bytes(text)
+    for rel in SHIM:  # the work tree hard-links labkit's extracted tree: new files, not writes
+        (tree / rel).unlink(missing_ok=True)
+        (tree / rel).write_bytes((GLUE / Path(rel).name).read_bytes())
     make = ["make", "-s", "ARCH=um", f"O={out}", f"-j{min(os.cpu_count() or 1, 4)}"]
     if not (out / ".config").exists():
         run_step([*make, "defconfig"], cwd=tree, what="make ARCH=um defconfig")

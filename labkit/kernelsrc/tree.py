@@ -41,8 +41,9 @@ EXTRACT = (
 #: whose builds could write through the hard links into it) is extracted again.
 MARK = "labkit extracted tree, format 2: " + " ".join(EXTRACT) + "\n"
 
-#: Where labkit's builds put their shim in their copy of a tree: never in the tree itself.
-SHIM = "lib/lko_shim.c"
+#: Where labkit's builds put their shim and its header (``glue/``) in their copy of a tree:
+#: never in the tree itself.
+SHIM = ("lib/lko_shim.c", "lib/lko.h")
 
 
 class KernelSourceError(ToolFailed):
@@ -130,7 +131,7 @@ def _is_extracted(dest: Path, top: str) -> bool:
         return False
     if done.read_text(errors="replace") != MARK:
         return False
-    return not os.path.lexists(dest / top / SHIM)
+    return not any(os.path.lexists(dest / top / rel) for rel in SHIM)
 
 
 def remove_path(path: Path) -> None:

@@ -64,7 +64,8 @@ def measure_matrix(p: VmMatrix, runs: int) -> pd.DataFrame:
         raise ValueError(f"VmMatrix.source must be 'committed', got {p.source!r}")
     summary = matrix.committed("summary")
     if p.check_boots:
-        boots = matrix.committed("rows").merge(summary[[*KEYS, "per_call"]], on=KEYS)
+        rows = matrix.align_states(matrix.committed("rows"))
+        boots = rows.merge(summary[[*KEYS, "per_call"]], on=KEYS)
         agree = boots[boots["per_call_x"] == boots["per_call_y"]].groupby(KEYS).size()
         summary = summary.merge(agree.rename("boots_checked").reset_index(), on=KEYS, how="left")
         summary["boots_checked"] = summary["boots_checked"].fillna(0).astype(int)
@@ -87,10 +88,8 @@ def per_call(
     nbytes: int,
     config: str = "base",
     cpu: str = "max",
-    column: str = "per_call",
 ) -> float:
-    """The modal guest instructions per call of one (era, case, bytes, config, CPU model),
-    or another ``column`` of its summary row (``low_per_call``: the lowest boot's).
+    """The modal guest instructions per call of one (era, case, bytes, config, CPU model).
 
     Raises:
         KeyError: for a combination the run does not hold.
@@ -104,7 +103,7 @@ def per_call(
     ]
     if hit.empty:
         raise KeyError(f"kernel bench: no row for {era} {case} {nbytes} B {config} {cpu}")
-    return float(hit[column].iloc[0])
+    return float(hit["per_call"].iloc[0])
 
 
 def saved(
@@ -116,12 +115,11 @@ def saved(
     config: str = "base",
     cpu: str = "max",
 ) -> float:
-    """Instructions saved per call from era ``before`` to era ``after`` (before - after), as
-    :func:`labkit.kernelvm.matrix.savings` pairs them: the lowest boot's count of each era
-    (the modal count where the boots agree; a run without that column: the modal count)."""
-    column = "low_per_call" if "low_per_call" in rows.columns else "per_call"
-    return per_call(rows, before, case, nbytes, config, cpu, column) - per_call(
-        rows, after, case, nbytes, config, cpu, column
+    """Instructions saved per call from era ``before`` to era ``after`` (before - after): the
+    modal counts of :func:`labkit.kernelvm.matrix.summarize` (null_blk's aligned on one
+    state)."""
+    return per_call(rows, before, case, nbytes, config, cpu) - per_call(
+        rows, after, case, nbytes, config, cpu
     )
 
 

@@ -7,12 +7,17 @@
  * lko_runtime.c is ordinary user-space C and stands in for what the kernel
  * object needs from the rest of a kernel (user copies, kmalloc, printk, WARN).
  * Only fixed-width types cross this interface, so Python (cffi, ABI mode) and
- * the callgrind driver need no kernel header.
+ * the callgrind driver need no kernel header.  Both sides include this file:
+ * inside the kernel tree <linux/types.h> defines the same fixed-width names.
  */
 #ifndef LKO_H
 #define LKO_H
 
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
 #include <stdint.h>
+#endif
 
 struct lko_seg {		/* an iovec or kvec: same layout as struct iovec */
 	uint64_t base;

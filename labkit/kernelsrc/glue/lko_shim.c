@@ -12,20 +12,7 @@
 #include <linux/bvec.h>
 #include <linux/version.h>
 
-/* lko.h's interface, restated with kernel types (lko.h includes <stdint.h>) */
-struct lko_seg { u64 base; u64 len; };
-struct lko_bseg { u64 page_addr; u32 len; u32 offset; };
-struct lko_state {
-	s64 valid, type, data_source;
-	u64 count, iov_offset, nr_segs;
-	s64 seg, heap;
-	u64 ubuf;
-};
-
-extern void lkr_allow(const void *addr, u64 len);
-/* the shim's own memory comes from the runtime (zeroed), not through kmalloc's inlines */
-extern void *lkr_alloc(u64 size);
-extern void lkr_free(const void *p);
+#include "lko.h"
 
 struct lko {
 	struct iov_iter it;
@@ -44,24 +31,6 @@ struct lko {
 #else
 #define LKO_IOV(i) ((i)->iov)
 #endif
-
-void *lko_new(void);
-void lko_free(void *h);
-s64 lko_import_iovec(void *h, int dir, const struct lko_seg *uvec, u64 nr_segs);
-s64 lko_import_single_range(void *h, int dir, u64 addr, u64 len);
-s64 lko_import_ubuf(void *h, int dir, u64 addr, u64 len);
-s64 lko_kvec(void *h, int dir, const struct lko_seg *segs, u64 nr, u64 count);
-s64 lko_bvec(void *h, int dir, const struct lko_bseg *segs, u64 nr, u64 count);
-void lko_advance(void *h, u64 n);
-void lko_save(void *h);
-void lko_restore(void *h);
-void lko_revert(void *h, u64 n);
-u64 lko_zero(void *h, u64 n);
-u64 lko_copy_to(void *h, const void *src, u64 n);
-u64 lko_copy_from(void *h, void *dst, u64 n);
-void lko_state(void *h, struct lko_state *out);
-s64 lko_version(void);
-s64 lko_has(int what);
 
 void *lko_new(void)
 {
