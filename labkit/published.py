@@ -112,20 +112,20 @@ def bands(*, amended: bool = False) -> pd.DataFrame:
             force, or a band with low >= high.
     """
     found = ledgers.rows("bands.csv", BAND_COLUMNS)
+    records = []
     for row in found:
         if row.fields["status"] not in STATUSES:
             raise ValueError(
                 f"{row.where}: status must be one of {STATUSES}, got {row.fields['status']!r}"
             )
-        for c in _BAND_NUMBERS.values():
-            try:
-                float(row.fields[c])
-            except ValueError:
-                raise ValueError(f"{row.where}: {c} {row.fields[c]!r} is not a number") from None
-    df = pd.DataFrame([r.fields for r in found]) if found else pd.DataFrame(columns=BAND_COLUMNS)
+        try:
+            numbers = {c: float(row.fields[c]) for c in _BAND_NUMBERS.values()}
+        except ValueError:
+            columns = ", ".join(_BAND_NUMBERS.values())
+            raise ValueError(f"{row.where}: {columns} must be numbers") from None
+        records.append({**row.fields, **numbers})
+    df = pd.DataFrame(records) if records else pd.DataFrame(columns=BAND_COLUMNS)
     where = pd.Series([r.where for r in found], dtype=object)
-    for c in _BAND_NUMBERS.values():
-        df[c] = df[c].astype(float)
 
     def problem(mask: pd.Series, what: str) -> None:
         if mask.any():
