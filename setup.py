@@ -1,12 +1,14 @@
 """labkit's build: the C core by cffi, and what the wheel and sdist carry besides the package.
 
-Metadata is in pyproject.toml.  What labkit ships (the notebooks, the published
-figures, the seed mails, the reference results) is listed once, in
+Metadata is in pyproject.toml.  What labkit ships besides the package (the
+notebooks, the seed mails, the reference results) is listed once, in
 ``labkit.config.RESOURCES``: ``build_py`` copies those files into the built
 package under ``labkit/_resources/`` (see :func:`labkit.config.resource`), so
 that an installed labkit can reproduce without a clone, and ``sdist`` adds
 them to the source archive.  The clone keeps them where they are
-(``notebooks/``, ``data/``); an editable install reads them there.
+(``notebooks/``, ``data/``); an editable install reads them there.  Each
+result's ledgers (``labkit/results/rN/*.csv``) are package data
+(pyproject.toml), in the package already.
 """
 
 import importlib.util

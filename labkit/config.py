@@ -14,11 +14,13 @@ that CI stays fast.  Full mode is what a reproduction publishes.
 Two kinds of files, two places:
 
 * **What labkit ships** (read only, :data:`RESOURCES`): the notebooks, the
-  published figures (``data/published``), the seed mails (``data/seeds``)
-  and the reference results measured when labkit was released
-  (``data/results``).  In a clone they are the checkout's own folders; in an
-  installed wheel the build copied them into the package, under
-  ``labkit/_resources/`` (:func:`resource`).
+  seed mails (``data/seeds``) and the reference results measured when labkit
+  was released (``data/results``).  In a clone they are the checkout's own
+  folders; in an installed wheel the build copied them into the package, under
+  ``labkit/_resources/`` (:func:`resource`).  Each result's own facts (its
+  published figures, bands, setups and evidence) are CSV files in its folder
+  of the package, ``labkit/results/rN/`` (:func:`results_dir`), in a clone and
+  in a wheel alike.
 * **What a user measures** (written): ``<data dir>/results/<experiment>/``
   where the data dir (:func:`data_dir`) is ``$LABKIT_DATA``, or else the
   folder ``labkit-results`` in the clone (ignored by git) or, for an
@@ -61,7 +63,6 @@ class Resource(NamedTuple):
 #: What labkit ships, by name: the one list (setup.py builds the wheel and sdist from it).
 RESOURCES: dict[str, Resource] = {
     "notebooks": Resource("notebooks", ("[0-9][0-9]-*.ipynb", "sanitize.cfg", "conftest.py")),
-    "published": Resource("data/published", ("*.csv", "README.md")),
     "seeds": Resource("data/seeds", ("*.txt", "README.md")),
     # the kernel bench's committed run of the era matrix
     "kernelvm": Resource("data/kernelvm", ("*.csv", "*.json", "README.md")),
@@ -220,10 +221,10 @@ def checkout() -> Path | None:
 
 
 def resource(name: str) -> Path:
-    """The folder of a shipped resource: "notebooks", "published", "seeds", "kernelvm",
-    "reproduction" or "reference".
+    """The folder of a shipped resource: "notebooks", "seeds", "kernelvm", "reproduction"
+    or "reference".
 
-    In a clone, its own folder (``notebooks/``, ``data/published`` ...); in an
+    In a clone, its own folder (``notebooks/``, ``data/seeds`` ...); in an
     installed labkit, the copy the build put under ``labkit/_resources/``
     (read through :mod:`importlib.resources`).
 
@@ -238,6 +239,13 @@ def resource(name: str) -> Path:
     # A wheel is installed unpacked (and the C core cannot be imported from a zip),
     # so the resource is a folder on disk.
     return Path(str(shipped))
+
+
+def results_dir() -> Path:
+    """``labkit/results``: one folder per result (``r1/``, ``r2/`` ...), each holding the
+    CSV files of that result's own facts (:mod:`labkit.measure.ledgers`).  They are package
+    data, so a clone and an installed labkit read them from the package alike."""
+    return PACKAGE_DIR / "results"
 
 
 def data_dir() -> Path:
@@ -280,5 +288,6 @@ __all__ = [
     "quick_mode",
     "reference_data_dir",
     "resource",
+    "results_dir",
     "temporarily",
 ]

@@ -1,11 +1,12 @@
 """The published figures of the results, as stored, and their declared tolerance bands.
 
-The tables live in ``data/published/`` (one CSV per result, one row per published figure,
-each with its source: seed file, mail subject, author and date); :func:`load` reads one as
-stored.  What a result derives from its table (per-call times, the gains its claims compare
-with) is the result's own (each result's ``seed.py``).
+Each result's published figures are its ledger ``labkit/results/rN/published.csv`` (one row
+per published figure, each with its source: seed file, mail subject, author and date;
+:mod:`labkit.measure.ledgers`); :func:`load` reads one as stored.  What a result derives
+from its table (per-call times, the gains its claims compare with) is the result's own
+(each result's ``seed.py``).
 
-Each claim's declared tolerance band is one row of ``bands.csv`` (:func:`bands`,
+Each claim's declared tolerance band is one row of its result's ``bands.csv`` (:func:`bands`,
 :func:`claim_band`): what difference from the published figure still counts as the same
 result, with its reason and source.  Bands come from the claims themselves (their wording,
 the spread of the published samples), not from our measurements, and are the same in quick
@@ -19,33 +20,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from labkit import config
+from labkit.measure import ledgers
 from labkit.measure.results import READ_CSV_EXACT
 
 SOURCE_COLUMNS = ("source_file", "source_subject", "source_author", "source_date")
 
-
-def published_dir() -> Path:
-    """``data/published`` of the checkout, or its copy in an installed labkit (not LABKIT_DATA)."""
-    return config.resource("published")
-
-
-def _results() -> tuple[str, ...]:
-    """The results with published figures: one ``R<n>.csv`` each in :func:`published_dir`."""
-    stems = [p.stem for p in published_dir().glob("R*.csv") if p.stem[1:].isdigit()]
-    return tuple(sorted(stems, key=lambda s: int(s[1:])))
-
-
-#: The results with published figures ("R1", "R2", "R3", ...), read from data/published/.
-RESULTS = _results()
+#: The results with published figures ("R1", "R2", "R3", ...): every result folder with a
+#: ``published.csv``.
+RESULTS = tuple(ledgers.result_of(p) for p in ledgers.files("published.csv"))
 
 
 def path(result_id: str) -> Path:
-    """The CSV of ``result_id`` (one of :data:`RESULTS`: "R1", "R2", "R3")."""
+    """The published figures' CSV of ``result_id`` (one of :data:`RESULTS`: "R1", "R2", "R3")."""
     rid = str(result_id).upper()
     if rid not in RESULTS:
         raise KeyError(f"unknown result {result_id!r}; expected one of {RESULTS}")
-    return published_dir() / f"{rid}.csv"
+    return ledgers.path(rid, "published.csv")
 
 
 def load(result_id: str) -> pd.DataFrame:
@@ -107,48 +97,47 @@ class Band:
         return self.low <= float(value) <= self.high
 
 
-def bands_path() -> Path:
-    """``data/published/bands.csv``."""
-    return published_dir() / "bands.csv"
-
-
 def bands(*, amended: bool = False) -> pd.DataFrame:
-    """The declared tolerance bands in force, one row per claim; ``amended=True`` adds the
-    earlier bands that an amendment replaced (``status`` "amended"), which stay in the file.
+    """The declared tolerance bands in force, one row per claim, read from every result's
+    ``bands.csv``; ``amended=True`` adds the earlier bands that an amendment replaced
+    (``status`` "amended"), which stay in the file.
 
     Every row says when it was declared (``declared``, ``declared_in``: the date and
     commit that first held it) and, for an amendment, what it amended and why.
 
     Raises:
-        ValueError: for a missing column, a status not in :data:`STATUSES`, a duplicate
-            claim id among the bands in force, an amended band with no band in force, a
-            claim id not of its result, or a band with low >= high.
+        ValueError: naming the file, for a missing column, a status not in
+            :data:`STATUSES`, a band that is not a number, a row of another result, a
+            duplicate claim id among the bands in force, an amended band with no band in
+            force, or a band with low >= high.
     """
-    df = pd.read_csv(bands_path(), **READ_CSV_EXACT)
-    missing = [c for c in BAND_COLUMNS if c not in df.columns]
-    if missing:
-        raise ValueError(f"{bands_path()}: missing column(s) {missing}")
-    for c in ("declared", "declared_in", "amendment"):
-        df[c] = df[c].fillna("").astype(str)
-    bad_status = sorted(set(df["status"]) - set(STATUSES))
-    if bad_status:
-        raise ValueError(f"{bands_path()}: status must be one of {STATUSES}, got {bad_status}")
-    for c in ("band_low", "band_high", "null"):
-        df[c] = df[c].astype(float)
-    old = df[df["status"] == "amended"]
-    df = df[df["status"] == "in force"].reset_index(drop=True)
-    orphans = sorted(set(old["claim"]) - set(df["claim"]))
-    if orphans:
-        raise ValueError(f"{bands_path()}: amended bands without a band in force: {orphans}")
-    dup = df.duplicated(["claim"])
-    if dup.any():
-        raise ValueError(f"{bands_path()}: duplicate claim ids {df.loc[dup, 'claim'].tolist()}")
-    stray = [c for c, r in zip(df["claim"], df["result"], strict=True) if c.split(".")[0] != r]
-    if stray:
-        raise ValueError(f"{bands_path()}: claim ids not of their result: {stray}")
-    bad = df[~(df["band_low"] < df["band_high"])]
-    if len(bad):
-        raise ValueError(f"{bands_path()}: band_low must be < band_high: {bad['claim'].tolist()}")
+    found = ledgers.rows("bands.csv", BAND_COLUMNS)
+    records = []
+    for row in found:
+        if row.fields["status"] not in STATUSES:
+            raise ValueError(
+                f"{row.where}: status must be one of {STATUSES}, got {row.fields['status']!r}"
+            )
+        try:
+            numbers = {c: float(row.fields[c]) for c in _BAND_NUMBERS.values()}
+        except ValueError:
+            columns = ", ".join(_BAND_NUMBERS.values())
+            raise ValueError(f"{row.where}: {columns} must be numbers") from None
+        records.append({**row.fields, **numbers})
+    df = pd.DataFrame(records) if records else pd.DataFrame(columns=BAND_COLUMNS)
+    where = pd.Series([r.where for r in found], dtype=object)
+
+    def problem(mask: pd.Series, what: str) -> None:
+        if mask.any():
+            raise ValueError(f"{what}: {df.loc[mask, 'claim'].tolist()} ({'; '.join(where[mask])})")
+
+    is_old = df["status"] == "amended"
+    in_force = df["claim"].where(~is_old)
+    problem(is_old & ~df["claim"].isin(in_force), "amended bands without a band in force")
+    problem(~is_old & in_force.duplicated(), "duplicate claim ids among the bands in force")
+    problem(~(df["band_low"] < df["band_high"]), "band_low must be < band_high")
+    old = df[is_old]
+    df = df[~is_old].reset_index(drop=True)
     if amended and len(old):
         df = pd.concat([df, old], ignore_index=True)
     return df

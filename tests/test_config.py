@@ -20,10 +20,11 @@ def no_env(monkeypatch):
 def test_in_the_clone_resources_are_its_folders(no_env):
     assert config.checkout() == ROOT
     assert config.resource("notebooks") == ROOT / "notebooks"
-    assert config.resource("published") == ROOT / "data" / "published"
     assert config.resource("seeds") == ROOT / "data" / "seeds"
     assert config.reference_data_dir() == ROOT / "data"
-    assert published.published_dir() == ROOT / "data" / "published"
+    # each result's ledgers are package data, in its folder of the package
+    assert config.results_dir() == ROOT / "labkit" / "results"
+    assert published.path("R1") == ROOT / "labkit" / "results" / "r1" / "published.csv"
     # what a user measures never goes into the clone's data/ (git ignores labkit-results/)
     assert config.data_dir() == ROOT / "labkit-results"
     assert "/labkit-results/" in (ROOT / ".gitignore").read_text().split()
@@ -36,8 +37,9 @@ def test_installed_resources_are_in_the_package(no_env, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     res = config.PACKAGE_DIR / "_resources"
     assert config.resource("notebooks") == res / "notebooks"
-    assert config.resource("published") == res / "data" / "published"
+    assert config.resource("seeds") == res / "data" / "seeds"
     assert config.reference_data_dir() == res / "data"
+    assert config.results_dir() == config.PACKAGE_DIR / "results"  # package data either way
     assert config.data_dir() == tmp_path / "labkit-results"  # the current directory's
 
 

@@ -1,18 +1,28 @@
-"""bands.csv and setups.csv are declarations: every band and setup row ever committed stays
-in the file, and each row names the commit that first held it (checked against git)."""
+"""The results' bands.csv and setups.csv are declarations: every band and setup row ever
+committed stays in its result's file, and each row names the commit that first held it
+(checked against git).
+
+The ledgers were one file each, ``data/published/bands.csv`` and ``setups.csv``, before each
+result's rows moved into its own folder (``labkit/results/rN/``): the history read here is
+the old file's, then every result's file at each commit that changed one."""
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from labkit.measure import ledgers
+
 ROOT = Path(__file__).resolve().parents[1]
-BANDS = "data/published/bands.csv"
-SETUPS = "data/published/setups.csv"
+BANDS = "bands.csv"
+SETUPS = "setups.csv"
+#: Where all results' rows of a ledger were, before each result's folder held its own.
+FORMER = "data/published"
 
 
 def _git(*args: str) -> str:
@@ -21,25 +31,42 @@ def _git(*args: str) -> str:
     ).stdout
 
 
-def _history(path: str) -> list[tuple[str, str, list[dict[str, str]]]]:
-    """(short commit, date, rows) of every committed version of ``path``, oldest first."""
+def _committed(commit: str, kind: str) -> list[str]:
+    """The paths of the ledger ``kind`` at ``commit``: the former file, then each result's."""
+    names = _git("ls-tree", "-r", "--name-only", commit, "--", FORMER, "labkit/results")
+    own = re.compile(rf"labkit/results/r(\d+)/{re.escape(kind)}")
+    found = [n for n in names.splitlines() if own.fullmatch(n)]
+    found.sort(key=lambda n: int(own.fullmatch(n).group(1)))
+    return [n for n in names.splitlines() if n == f"{FORMER}/{kind}"] + found
+
+
+def _history(kind: str) -> list[tuple[str, str, list[dict[str, str]]]]:
+    """(short commit, date, rows) of every committed version of the ledger ``kind`` (all
+    results' rows at that commit), oldest first."""
     try:
         if _git("rev-parse", "--is-shallow-repository").strip() == "true":
             pytest.skip("a shallow clone: the declarations' history is not here")
-        log = _git("log", "--reverse", "--format=%h %ad", "--date=short", "--", path)
+        paths = (f"{FORMER}/{kind}", f"labkit/results/*/{kind}")
+        log = _git("log", "--reverse", "--format=%h %ad", "--date=short", "--", *paths)
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout: the declarations' history is not here")
     out = []
     for line in log.splitlines():
         commit, date = line.split()
-        text = _git("show", f"{commit}:{path}")
-        out.append((commit, date, list(csv.DictReader(io.StringIO(text)))))
+        rows = []
+        for path in _committed(commit, kind):
+            rows += csv.DictReader(io.StringIO(_git("show", f"{commit}:{path}")))
+        out.append((commit, date, rows))
     return out
 
 
-def _rows(path: str) -> list[dict[str, str]]:
-    with open(ROOT / path, newline="") as f:
-        return list(csv.DictReader(f))
+def _rows(kind: str) -> list[dict[str, str]]:
+    """Every result's rows of the ledger ``kind`` in the working tree."""
+    rows: list[dict[str, str]] = []
+    for path in ledgers.files(kind):
+        with open(path, newline="") as f:
+            rows += csv.DictReader(f)
+    return rows
 
 
 def _first(history, key) -> dict[tuple, tuple[str, str]]:

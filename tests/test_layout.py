@@ -464,7 +464,11 @@ _NAMED_PATH = re.compile(
     r"\.(?:py|c|h|cdef|md|csv|ipynb))\b"
 )
 #: Patterns, not files: ARCHITECTURE's "where a new piece goes".
-_PLACEHOLDERS = {"notebooks/NN-name.ipynb", "labkit/experiments/name.py", "data/published/RN.csv"}
+_PLACEHOLDERS = {
+    "notebooks/NN-name.ipynb",
+    "labkit/experiments/name.py",
+    "labkit/results/rN/published.csv",
+}
 
 
 def test_comments_name_files_that_exist():
@@ -531,7 +535,7 @@ def test_no_merge_conflict_markers():
         ("docs", "*.md"),
         ("tests", "*.py"),
         ("benchmarks", "*.py"),
-        ("data/published", "*.csv"),
+        ("labkit/results", "*.csv"),
     ]:
         paths += sorted((ROOT / folder).rglob(pattern))
     bad = [str(p.relative_to(ROOT)) for p in paths if _conflicted(p.read_text(errors="replace"))]

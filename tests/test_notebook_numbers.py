@@ -4,11 +4,11 @@ Wherever a notebook quotes a figure this run measured, the figure is rendered fr
 own results (a code cell calling ``labkit.claims.markdown``), so a rerun can never leave the
 text behind the output.  What a Markdown cell may still spell out:
 
-* a published figure: any number in ``data/published/*.csv`` (figures, bands and their
-  reasons) or in the seed mails (``data/seeds/*.txt``), or one of the derived published
-  figures of each result (``labkit.results.rN.seed``); at the
-  precision it is written, and in the units a
-  reader meets it in (ns as us, IOPS in millions, fractions in %);
+* a published figure: any number in a result's ledgers (``labkit/results/rN/*.csv``:
+  figures, bands and their reasons) or in the seed mails (``data/seeds/*.txt``), or one of
+  the derived published figures of each result (``labkit.results.rN.seed``); at the
+  precision it is written, and in the units a reader meets it in (ns as us, IOPS in
+  millions, fractions in %);
 * a constant of the method (:data:`METHOD`, a short declared list);
 * a structural number: a year, a kernel version, a section or notebook number, a small
   count (0-4).
@@ -63,8 +63,12 @@ def _numbers(text: str) -> list[str]:
     return out
 
 
+#: Every result's ledgers: its published figures, bands, setups and evidence.
+LEDGERS = sorted((ROOT / "labkit" / "results").glob("r*/*.csv"))
+
+
 def _files() -> list[Path]:
-    return [*(ROOT / "data" / "published").glob("*.csv"), *(ROOT / "data" / "seeds").glob("*.txt")]
+    return [*LEDGERS, *(ROOT / "data" / "seeds").glob("*.txt")]
 
 
 #: Every number as the published tables and the seed mails write it (commas dropped).
@@ -76,7 +80,7 @@ def _published_values() -> set[float]:
     labkit.published), also in the units a reader meets them in: ns as us, IOPS in millions."""
     values = {
         float(n)
-        for p in (ROOT / "data" / "published").glob("*.csv")
+        for p in LEDGERS
         for n in (t.replace(",", "") for t in _numbers(p.read_text(encoding="utf-8")))
     }
     for figs in (r1_seed.figures(), r2_seed.figures(), r3_seed.figures()):

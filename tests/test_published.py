@@ -7,7 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labkit import claims, published
+from labkit import claims, config, published
+from labkit.measure import ledgers, setups
 from labkit.results.r1 import seed as r1_seed
 from labkit.results.r2 import seed as r2_seed
 from labkit.results.r3 import seed as r3_seed
@@ -105,8 +106,10 @@ def test_unknown_result():
 def test_bands_parse_and_each_contains_its_claims_published_figure():
     import csv
 
-    with open(published.bands_path(), newline="") as f:
-        rows = list(csv.DictReader(f))
+    rows = []
+    for path in ledgers.files("bands.csv"):
+        with open(path, newline="") as f:
+            rows += list(csv.DictReader(f))
     assert rows and set(rows[0]) == set(published.BAND_COLUMNS)
     for r in rows:
         lo, hi = float(r["band_low"]), float(r["band_high"])
@@ -161,3 +164,55 @@ def test_bands_are_the_same_in_quick_and_full_mode(monkeypatch):
     monkeypatch.setenv("LABKIT_QUICK", "0")
     assert published.bands().equals(quick)
     assert published.claim_band("R1.no_such_claim") is None
+
+
+# ---- the ledgers: one folder per result ------------------------------------------------
+
+
+def test_each_result_folder_holds_its_own_ledgers():
+    """Every result with published figures has its bands and evidence in its own folder, and
+    each file holds only that result's rows (read through labkit.measure.ledgers)."""
+    for kind in ("published.csv", "bands.csv", "evidence.csv"):
+        found = ledgers.files(kind)
+        assert [ledgers.result_of(p) for p in found] == list(published.RESULTS), kind
+        assert all(p.parent.parent == config.results_dir() for p in found)
+    for kind in ("bands.csv", "setups.csv", "evidence.csv"):
+        rows = ledgers.rows(kind, ("claim",))
+        assert rows and all(r.fields["claim"].startswith(f"{ledgers.result_of(r.path)}.")
+                            for r in rows)  # fmt: skip
+
+
+def _ledger(root, result, kind, text):
+    path = root / result / kind
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_a_bad_ledger_row_is_named_by_its_file(monkeypatch, tmp_path):
+    header = ",".join(published.BAND_COLUMNS) + "\n"
+    row = "R2.x,R2,1,2,0,ns,why,src,2026-12-01,abc1234,{status},\n"
+    monkeypatch.setattr(config, "results_dir", lambda: tmp_path)
+    _ledger(tmp_path, "r1", "bands.csv", header)
+    bad = _ledger(tmp_path, "r2", "bands.csv", header + row.format(status="in force"))
+    assert published.bands()["claim"].tolist() == ["R2.x"]
+    bad.write_text(header + row.format(status="gone"))
+    with pytest.raises(ValueError, match=f"{re.escape(str(bad))} line 2: status must be one of"):
+        published.bands()
+    bad.write_text(header + row.format(status="in force") * 2)
+    with pytest.raises(ValueError, match=f"duplicate claim ids .*{re.escape(str(bad))} line 3"):
+        published.bands()
+    bad.write_text(header + row.format(status="in force").replace(",1,2,", ",one,2,"))
+    with pytest.raises(
+        ValueError, match=f"{re.escape(str(bad))} line 2: band_low, band_high, null must be"
+    ):
+        published.bands()
+    stray = _ledger(tmp_path, "r1", "bands.csv", header + row.format(status="in force"))
+    bad.write_text(header)
+    with pytest.raises(
+        ValueError, match=f"{re.escape(str(stray))} line 2: a row of \\['R2'\\] in R1's"
+    ):
+        published.bands()
+    setup = _ledger(tmp_path, "r3", "setups.csv", "claim,aspect\nR3.x,size\n")
+    with pytest.raises(ValueError, match=f"{re.escape(str(setup))}: no column"):
+        setups.load()

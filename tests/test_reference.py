@@ -144,7 +144,7 @@ def test_stored_outputs_name_the_code_they_come_from(stored, monkeypatch):
 
 def test_the_figure_code_leaves_out_the_command_line_and_the_orchestration():
     files = reference.code_manifest()
-    assert "labkit/results/r2/claims.py" in files and "published/bands.csv" in files
+    assert "labkit/results/r2/claims.py" in files and "labkit/results/r2/bands.csv" in files
     assert "labkit/report/gallery.py" in files and "labkit/claims/phrases.py" in files
     assert not any(f.startswith(("labkit/run/", "labkit/testing/")) for f in files)
     assert "labkit/cli.py" not in files

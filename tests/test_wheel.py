@@ -136,9 +136,10 @@ def test_wheel_carries_notebooks_and_data(installed):
     names = {p.name for p in (res / "notebooks").glob("*.ipynb")}
     assert names == {p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")}
     assert (res / "notebooks" / "sanitize.cfg").is_file()
-    assert {p.name for p in (res / "data" / "published").glob("*.csv")} == {
-        p.name for p in (ROOT / "data" / "published").glob("*.csv")
-    }
+    # each result's ledgers are package data, in its folder
+    ledgers = {p.relative_to(ROOT / "labkit") for p in (ROOT / "labkit").glob("results/*/*.csv")}
+    assert ledgers and {p.relative_to(purelib / "labkit") for p in
+                        (purelib / "labkit").glob("results/*/*.csv")} == ledgers  # fmt: skip
     assert list((res / "data" / "seeds").glob("*.txt"))
     assert list((res / "data" / "results" / "ubuf-callgrind").glob("*.csv"))
 

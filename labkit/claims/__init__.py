@@ -1,9 +1,8 @@
 """The claims: every headline quantity of R1, R2 and R3 as one declared ``Claim``, and the
 one engine that measures, decides and records it.
 
-A claim has a short stable id (``"R2.saved_share"``) that keys
-``data/published/bands.csv`` (its declared tolerance band), the summary row and
-the figures::
+A claim has a short stable id (``"R2.saved_share"``) that keys its result's
+``bands.csv`` (its declared tolerance band), the summary row and the figures::
 
     from labkit import claims
     out = claims.run("R2.saved_share")   # measured in worker processes, decided, recorded
@@ -14,7 +13,7 @@ the figures::
 result's folder (:mod:`labkit.results`) declares its own, and
 :mod:`labkit.results.registry` lists the results; :mod:`labkit.claims.engine` says how a
 claim is run.  A new claim is one :class:`Claim` in its result's ``claims.py`` and one row
-of ``bands.csv``.
+of that result's ``bands.csv`` (and of its ``evidence.csv``).
 """
 
 from labkit.claims.engine import Measured, Outcome, Session, new_session, run, session

@@ -1,8 +1,9 @@
 """What a verdict is about: each claim's estimand and the evidence behind its figure.
 
-A verdict can only say as much as its evidence.  ``data/published/evidence.csv``
-declares, per claim id, the **estimand** (the quantity the published figure is
-about, in words), what is **compared** and **with what**:
+A verdict can only say as much as its evidence.  Each result's ``evidence.csv`` (its
+ledger in ``labkit/results/rN/``, :mod:`labkit.measure.ledgers`) declares, per claim id,
+the **estimand** (the quantity the published figure is about, in words), what is
+**compared** and **with what**:
 
 * compares (:data:`COMPARES`): ``change`` (the change itself, before and after
   in the same code), ``era`` (one kernel era against another), ``model``
@@ -35,14 +36,13 @@ booted under QEMU with ``-icount``) are the evidence :data:`BOOTED_CHANGE`.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from labkit import config
+from labkit.measure import ledgers
 from labkit.measure.verdicts import Verdict, verdict
 
 #: Columns of evidence.csv.
@@ -114,43 +114,34 @@ def decisive(ev: Evidence) -> bool:
     return ev.role == "claim" and ev.compares == "change" and ev.instrument == "booted kernel"
 
 
-def evidence_file() -> Path:
-    """Where evidence.csv is (beside bands.csv)."""
-    return config.resource("published") / "evidence.csv"
-
-
 def load(path: str | Path | None = None) -> dict[str, Evidence]:
-    """Every row of evidence.csv, by claim id.
+    """Every row of every result's evidence.csv (or of the one file ``path``), by claim id.
 
     Raises:
-        ValueError: for a missing column, an empty claim or estimand, a duplicate claim,
-            or a ``compares``, ``instrument`` or ``role`` outside the vocabulary.
+        ValueError: naming the file, for a missing column, a row of another result, an
+            empty claim or estimand, a duplicate claim, or a ``compares``, ``instrument``
+            or ``role`` outside the vocabulary.
     """
-    p = Path(path) if path is not None else evidence_file()
+    found = ledgers.rows("evidence.csv", COLUMNS) if path is None else ledgers.read(path, COLUMNS)
     out: dict[str, Evidence] = {}
-    with open(p, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = set(COLUMNS) - set(reader.fieldnames or ())
-        if missing:
-            raise ValueError(f"{p}: no column(s) {sorted(missing)}")
-        for n, r in enumerate(reader, start=2):
-            ev = Evidence(*(str(r[c] or "").strip() for c in COLUMNS))
-            problems = [
-                f"{name} {value!r} not one of {sorted(allowed)}"
-                for name, value, allowed in (
-                    ("compares", ev.compares, COMPARES),
-                    ("instrument", ev.instrument, INSTRUMENTS),
-                    ("role", ev.role, ROLES),
-                )
-                if value not in allowed
-            ]
-            if not ev.claim or not ev.estimand:
-                problems.append("empty claim or estimand")
-            if ev.claim in out:
-                problems.append(f"claim {ev.claim} twice")
-            if problems:
-                raise ValueError(f"{p} line {n}: {'; '.join(problems)}")
-            out[ev.claim] = ev
+    for row in found:
+        ev = Evidence(*(row.fields[c].strip() for c in COLUMNS))
+        problems = [
+            f"{name} {value!r} not one of {sorted(allowed)}"
+            for name, value, allowed in (
+                ("compares", ev.compares, COMPARES),
+                ("instrument", ev.instrument, INSTRUMENTS),
+                ("role", ev.role, ROLES),
+            )
+            if value not in allowed
+        ]
+        if not ev.claim or not ev.estimand:
+            problems.append("empty claim or estimand")
+        if ev.claim in out:
+            problems.append(f"claim {ev.claim} twice")
+        if problems:
+            raise ValueError(f"{row.where}: {'; '.join(problems)}")
+        out[ev.claim] = ev
     return out
 
 

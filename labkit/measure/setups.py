@@ -9,10 +9,12 @@ nothing about the kernel change.  Such a claim is **not comparable**
 (:func:`labkit.measure.verdicts.not_comparable`): the row still shows labkit's
 figure, with what it would take to make it comparable.
 
-``data/published/setups.csv`` declares the mismatches, one row per (claim,
-aspect): the claim id, the aspect (device, cores, buffer size, mode), the
-published setup, labkit's, ``when`` the mismatch holds (``always``, ``quick``
-or ``full``), what it would take to compare (``to_compare``) and the source.
+Each result's ``setups.csv`` (its ledger in ``labkit/results/rN/``,
+:mod:`labkit.measure.ledgers`; a result with no mismatch has none) declares the
+mismatches, one row per (claim, aspect): the claim id, the aspect (device, cores,
+buffer size, mode), the published setup, labkit's, ``when`` the mismatch holds
+(``always``, ``quick`` or ``full``), what it would take to compare (``to_compare``) and
+the source.
 A claim without rows is comparable in both modes.  Each row also says when it was
 declared (``declared``, ``declared_in``: the date and commit that first held it), its
 ``status`` (``in force``, or ``withdrawn``: kept in the file, no longer applied) and
@@ -22,12 +24,12 @@ so that a row made *not comparable* after it had differed shows both verdicts.
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from labkit import config
+from labkit.measure import ledgers
 
 #: Columns of setups.csv.
 COLUMNS = (
@@ -74,37 +76,27 @@ class Mismatch:
         return f"{self.aspect}: the claim's {self.published}, labkit's {self.labkit}"
 
 
-def setups_file() -> Path:
-    """Where setups.csv is (beside bands.csv)."""
-    return config.resource("published") / "setups.csv"
-
-
 def load(path: str | Path | None = None) -> list[Mismatch]:
-    """Every row of setups.csv as a :class:`Mismatch`.
+    """Every row of every result's setups.csv (or of the one file ``path``) as a
+    :class:`Mismatch`.
 
     Raises:
-        ValueError: for a file without the columns :data:`COLUMNS`, an empty claim or
-            aspect, or a ``when`` not in :data:`WHEN`.
+        ValueError: naming the file, for a file without the columns :data:`COLUMNS`, a
+            row of another result, an empty claim or aspect, or a ``when`` not in
+            :data:`WHEN`.
     """
-    p = Path(path) if path is not None else setups_file()
-    with open(p, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = set(COLUMNS) - set(reader.fieldnames or ())
-        if missing:
-            raise ValueError(f"{p}: no column(s) {sorted(missing)}")
-        rows = []
-        for n, r in enumerate(reader, start=2):
-            m = Mismatch(*(str(r[c] or "").strip() for c in COLUMNS))
-            if not m.claim or not m.aspect:
-                raise ValueError(f"{p} line {n}: empty claim or aspect")
-            if m.when not in WHEN:
-                raise ValueError(f"{p} line {n}: when must be one of {WHEN}, got {m.when!r}")
-            if m.status not in STATUSES:
-                raise ValueError(
-                    f"{p} line {n}: status must be one of {STATUSES}, got {m.status!r}"
-                )
-            rows.append(m)
-    return rows
+    found = ledgers.rows("setups.csv", COLUMNS) if path is None else ledgers.read(path, COLUMNS)
+    out = []
+    for row in found:
+        m = Mismatch(*(row.fields[c].strip() for c in COLUMNS))
+        if not m.claim or not m.aspect:
+            raise ValueError(f"{row.where}: empty claim or aspect")
+        if m.when not in WHEN:
+            raise ValueError(f"{row.where}: when must be one of {WHEN}, got {m.when!r}")
+        if m.status not in STATUSES:
+            raise ValueError(f"{row.where}: status must be one of {STATUSES}, got {m.status!r}")
+        out.append(m)
+    return out
 
 
 @cache

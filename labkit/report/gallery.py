@@ -649,7 +649,7 @@ def plotted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """The rows of a comparison that get a panel, and the others in words: a row without
     a claim id (an old row) among rows with one is left out, and a row without a unit
     takes its claim's
-    declared unit (``data/published/bands.csv``), else is left out too."""
+    declared unit (its result's ``bands.csv``), else is left out too."""
     units = published.bands().set_index("claim")["unit"].to_dict()
 
     def old(claim: str) -> bool:

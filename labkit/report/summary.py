@@ -179,7 +179,7 @@ def record(
         out: output root (default :func:`out_dir`).
         quick: the mode the figure was measured in (default: the process's,
             :func:`labkit.config.quick_mode`); a claim not comparable in it
-            (``data/published/setups.csv``) is *not comparable*.
+            (its result's ``setups.csv``) is *not comparable*.
         factors: a product claim's factors (:class:`labkit.measure.evidence.Factor`),
             each judged on its own; the product's verdict says when they cancel.
 

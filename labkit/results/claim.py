@@ -7,7 +7,7 @@ worker process, started by its registered target id), how many runs its
 budget allows, and which claim's interval decides when to stop adding runs.
 
 A :class:`Claim` is one headline quantity: a short stable id (``R2.saved_share``)
-that keys ``data/published/bands.csv``, the summary and the figures; the
+that keys its result's ``bands.csv``, the summary and the figures; the
 quantity's label (today's text, so the summary stays readable); its unit; the
 experiment that measures it; ``estimate(rows, confidence)``; which column of
 the summary its figure goes to (``model`` or ``live``); and the sentences of
@@ -82,7 +82,7 @@ class Claim:
     factors: Callable[[Outcome], list[Any]] | None = None
 
     def band(self) -> published_tables.Band | None:
-        """Its declared band (``data/published/bands.csv``) around its published figure, or
+        """Its declared band (its result's ``bands.csv``) around its published figure, or
         None if it has none."""
         found = published_tables.claim_band(self.id)
         if found is None:

@@ -71,8 +71,9 @@ REGENERATE = "make reference"
 
 def code_manifest() -> dict[str, str]:
     """Every file under ``labkit/`` that affects a figure or a summary row (all but
-    :data:`NOT_FIGURE_CODE`), and the declared published data, with its SHA-256 (12 hex
-    digits): ``{"labkit/results/r2/claims.py": "1a2b3c...", "published/bands.csv": ...}``."""
+    :data:`NOT_FIGURE_CODE`; the results' declared ledgers among them), with its SHA-256 (12
+    hex digits): ``{"labkit/results/r2/claims.py": "1a2b3c...", "labkit/results/r2/bands.csv":
+    ...}``."""
     pkg = Path(labkit.__file__).resolve().parent
     out = {}
     for path in sorted(pkg.rglob("*")):
@@ -82,9 +83,6 @@ def code_manifest() -> dict[str, str]:
         if any(rel == x or (x.endswith("/") and rel.startswith(x)) for x in NOT_FIGURE_CODE):
             continue
         out[f"labkit/{rel}"] = _sha256(path)[:12]
-    published = config.resource("published")
-    for path in sorted(published.glob("*.csv")):
-        out[f"published/{path.name}"] = _sha256(path)[:12]
     return out
 
 

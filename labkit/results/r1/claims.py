@@ -403,7 +403,7 @@ def _instr_reason(out: Outcome) -> str:
 
 
 # R1 at the source: the real iov_iter_advance() of Linux 6.1 and 6.12, timed as a claim
-# (never judged: the code is not the 2019 code, data/published/setups.csv).
+# (never judged: the code is not the 2019 code, labkit/results/r1/setups.csv).
 
 #: The headline's era and level: today's code as a distribution kernel builds it.
 HEADLINE = ("6.12", "O2")
@@ -436,7 +436,7 @@ def kernel_seek_budget(quick: bool) -> Budget:
     runs' interval is widened about 9x for its small sample),
     :data:`~labkit.measure.sequential.FULL_MIN_RUNS` in full mode, shared out over sessions
     like every experiment's first runs; no looks (the row has nothing to be decided
-    against: its verdict is *not comparable*, data/published/setups.csv)."""
+    against: its verdict is *not comparable*, labkit/results/r1/setups.csv)."""
     if quick:
         return Budget(min_runs=3, max_runs=3, budget_s=10.0)
     return Budget(min_runs=FULL_MIN_RUNS, max_runs=FULL_MIN_RUNS, budget_s=60.0)

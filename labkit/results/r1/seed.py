@@ -1,4 +1,4 @@
-"""R1's published figures, from the seed mail (``data/published/R1.csv``, one row per
+"""R1's published figures, from the seed mail (this folder's ``published.csv``, one row per
 figure with its source: the 2019 io_uring fixed-buffer seek mail).
 
 The mail gives one submission time per cell (head and tail, before and after the fix);
@@ -24,7 +24,7 @@ NO_INTERVAL = (
 
 
 def table() -> pd.DataFrame:
-    """R1.csv with ``ns_per_op`` (the submission time, for the four timing rows)."""
+    """published.csv with ``ns_per_op`` (the submission time, for the four timing rows)."""
     df = published.load("R1")
     df["ns_per_op"] = df["value"].where(df["unit"] == "ns").astype(float)
     return df

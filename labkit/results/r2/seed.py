@@ -1,4 +1,4 @@
-"""R2's published figures, from the seed mail (``data/published/R2.csv``: Jens Axboe's
+"""R2's published figures, from the seed mail (this folder's ``published.csv``: Jens Axboe's
 two runs per arm of 10M readv(1) calls of 4 KiB, stock and patched, with their source).
 
 :func:`figures` gives the per-call figures the claims compare with; :func:`original` the
@@ -20,7 +20,7 @@ from labkit.measure.stats import welch_difference
 
 
 def table() -> pd.DataFrame:
-    """R2.csv with ``ns_per_call`` = elapsed seconds / calls, and the same for usr and sys
+    """published.csv with ``ns_per_call`` = elapsed seconds / calls, and the same for usr and sys
     time (``usr_ns_per_call``, ``sys_ns_per_call``)."""
     df = published.load("R2")
     df["ns_per_call"] = df["value"] * 1e9 / df["calls"]

@@ -1,4 +1,4 @@
-"""R3's published figures, from the seed mail (``data/published/R3.csv``: eight one-second
+"""R3's published figures, from the seed mail (this folder's ``published.csv``: eight one-second
 IOPS samples per arm of fio's t/io_uring peak test over 24 NVMe drives, with their source).
 
 :func:`figures` gives the IOPS and the gain the claims compare with; :func:`original` the
@@ -18,7 +18,7 @@ from labkit.measure.stats import welch_difference
 
 
 def table() -> pd.DataFrame:
-    """R3.csv with ``ns_per_io`` = 1e9 / IOPS (aggregate over 24 drives: a rate, not a
+    """published.csv with ``ns_per_io`` = 1e9 / IOPS (aggregate over 24 drives: a rate, not a
     latency)."""
     df = published.load("R3")
     df["ns_per_io"] = 1e9 / df["value"]
