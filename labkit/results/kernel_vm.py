@@ -183,9 +183,12 @@ def oracle_reconciliation(oracle: pd.DataFrame, opt: str = "O2") -> pd.DataFrame
     6.1+ubuf) beside the booted x86-64 kernel (6.1 -> 6.1+v1, ``attribution.csv``).
 
     Columns: ``function``, ``oracle_before``, ``oracle_after``, ``oracle_saved``,
-    ``booted_before``, ``booted_after``, ``booted_saved`` and ``where`` (in which
-    booted function a function the oracle calls out of line is inlined), one row per
-    function and a ``total`` row; NaN where a side has no function of its own.
+    ``booted_before``, ``booted_after``, ``booted_saved`` and ``booted`` (what the booted
+    kernel has of a function the attribution does not list), one row per function and a
+    ``total`` row.  A function the oracle calls out of line that x86-64 inlines has no
+    booted counts (NaN, ``booted`` names where it is inlined); one the attribution does not
+    list otherwise did not change there (it lists only the functions whose count changed):
+    saved 0, before and after not recorded (NaN).
     """
     o = oracle[(oracle["opt"] == opt) & (oracle["call"] == "readv(1)")]
     o = o.assign(function=o["function"].replace(_ORACLE_NAMES))
@@ -196,10 +199,17 @@ def oracle_reconciliation(oracle: pd.DataFrame, opt: str = "O2") -> pd.DataFrame
     rows = []
     for f in names:
         ob, oa = (piv.loc[f, "6.1"], piv.loc[f, "6.1+ubuf"]) if f in piv.index else (0.0, 0.0)
-        bb, ba = (b.loc[f, "before"], b.loc[f, "after"]) if f in b.index else (math.nan, math.nan)
-        rows.append([f, ob, oa, ob - oa, bb, ba, bb - ba, _INLINED.get(f, "")])
+        if f in b.index:
+            bb, ba, note = b.loc[f, "before"], b.loc[f, "after"], ""
+            bs = bb - ba
+        elif f in _INLINED:
+            bb = ba = bs = math.nan
+            note = f"inlined into {_INLINED[f]}"
+        else:
+            bb, ba, bs, note = math.nan, math.nan, 0.0, "unchanged (not in the attribution)"
+        rows.append([f, ob, oa, ob - oa, bb, ba, bs, note])
     cols = ["function", "oracle_before", "oracle_after", "oracle_saved"]
-    cols += ["booted_before", "booted_after", "booted_saved", "where"]
+    cols += ["booted_before", "booted_after", "booted_saved", "booted"]
     out = pd.DataFrame(rows, columns=cols)
     total = ["total", *out[cols[1:7]].sum(min_count=1).tolist(), ""]
     return pd.concat([out, pd.DataFrame([total], columns=cols)], ignore_index=True)
