@@ -425,8 +425,9 @@ def oracle_vs_booted(s: Session) -> Figure:
     build of lib/iov_iter.c, -O2) beside the booted x86-64 kernel."""
     from labkit.kernelsrc.counts import kernel_counts  # the committed oracle counts, on use
 
-    t = kernel_vm.oracle_reconciliation(kernel_counts(functions=True))
-    t = t[t["function"] != "total"].fillna({"booted_saved": 0.0})
+    table = kernel_vm.oracle_reconciliation(kernel_counts(functions=True))
+    tot = table.iloc[-1]
+    t = table[table["function"] != "total"].fillna({"booted_saved": 0.0})
     fig = Figure(figsize=(8, 3.6))
     ax = fig.subplots()
     y = np.arange(len(t))
@@ -435,7 +436,6 @@ def oracle_vs_booted(s: Session) -> Figure:
     ax.set_yticks(y, t["function"])
     ax.axvline(0, color="black", lw=0.8)
     ax.set_xlabel("instructions saved per readv(1) call, 6.1 -> 6.1 + the seed mail (v1)")
-    tot = kernel_vm.oracle_reconciliation(kernel_counts(functions=True)).iloc[-1]
     ax.set_title(
         f"the same change: net {tot['oracle_saved']:+.0f} in the oracle, "
         f"{tot['booted_saved']:+.0f} booted (x86-64 inlines copy_iovec_from_user and "
