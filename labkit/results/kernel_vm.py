@@ -185,10 +185,11 @@ def oracle_reconciliation(oracle: pd.DataFrame, opt: str = "O2") -> pd.DataFrame
     Columns: ``function``, ``oracle_before``, ``oracle_after``, ``oracle_saved``,
     ``booted_before``, ``booted_after``, ``booted_saved`` and ``booted`` (what the booted
     kernel has of a function the attribution does not list), one row per function and a
-    ``total`` row.  A function the oracle calls out of line that x86-64 inlines has no
-    booted counts (NaN, ``booted`` names where it is inlined); one the attribution does not
-    list otherwise did not change there (it lists only the functions whose count changed):
-    saved 0, before and after not recorded (NaN).
+    ``total`` row.  A function the oracle calls out of line that x86-64 inlines (into the
+    function :data:`_INLINED` names) has no booted counts (NaN, ``booted`` "inlined"); one
+    the attribution does not list otherwise did not change there (it lists only the
+    functions whose count changed): saved 0, before and after not recorded (NaN,
+    ``booted`` "unchanged").
     """
     o = oracle[(oracle["opt"] == opt) & (oracle["call"] == "readv(1)")]
     o = o.assign(function=o["function"].replace(_ORACLE_NAMES))
@@ -204,9 +205,9 @@ def oracle_reconciliation(oracle: pd.DataFrame, opt: str = "O2") -> pd.DataFrame
             bs = bb - ba
         elif f in _INLINED:
             bb = ba = bs = math.nan
-            note = f"inlined into {_INLINED[f]}"
+            note = "inlined"
         else:
-            bb, ba, bs, note = math.nan, math.nan, 0.0, "unchanged (not in the attribution)"
+            bb, ba, bs, note = math.nan, math.nan, 0.0, "unchanged"
         rows.append([f, ob, oa, ob - oa, bb, ba, bs, note])
     cols = ["function", "oracle_before", "oracle_after", "oracle_saved"]
     cols += ["booted_before", "booted_after", "booted_saved", "booted"]
