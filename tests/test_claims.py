@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from labkit import claims, published
-from labkit.experiments.params import Params
 from labkit.measure import stats
+from labkit.measure.experiment import Params
 from labkit.measure.sequential import Budget
 from labkit.published import Band
 from labkit.results import registry

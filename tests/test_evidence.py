@@ -7,7 +7,7 @@ import pytest
 from labkit import claims, published
 from labkit.measure import evidence
 from labkit.measure.evidence import BOOTED_CHANGE, Factor, judge_product, restate
-from labkit.measure.resampling import Estimate
+from labkit.measure.stats import Estimate
 from labkit.measure.verdicts import verdict
 from labkit.report import scope
 

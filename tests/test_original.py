@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from labkit.measure.resampling import Estimate
-from labkit.measure.stats import welch_difference
+from labkit.measure.stats import Estimate, welch_difference
 from labkit.report.scope import consistency
 from labkit.results.r1 import seed as r1_seed
 from labkit.results.r2 import seed as r2_seed

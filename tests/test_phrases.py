@@ -27,7 +27,7 @@ import pytest
 
 from labkit import claims
 from labkit.claims import phrases
-from labkit.measure.resampling import Estimate
+from labkit.measure.stats import Estimate
 
 ROOT = Path(__file__).resolve().parent.parent
 DECIDING = {"reproduced", "differs", "consistent in magnitude", "not consistent", "factors cancel"}

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PARAMS = nbformat.v4.new_code_cell("QUICK = None", metadata={"tags": ["parameters"]})
 SETUP = "import labkit\nfrom labkit import report\n\nQUICK = labkit.config.quick_mode(QUICK)"
 INDEX = "print(report.format_summary(report.summary_table()))"
-MEASURE = """from labkit.measure.resampling import Estimate
+MEASURE = """from labkit.measure.stats import Estimate
 
 est = Estimate("t", 1.2345678, 1.1111, 1.3333, 0.95, "test", 3, 10, 0.01, 0.02)
 report.record("T1", "a figure", model=est.estimate, measured=est, reason="a test",

@@ -17,8 +17,8 @@ import pytest
 
 from labkit.claims import engine, schedule, stored
 from labkit.measure import sequential
-from labkit.measure.resampling import Estimate
 from labkit.measure.sequential import Looks
+from labkit.measure.stats import Estimate
 from labkit.results.r1 import claims as r1_claims
 
 

@@ -1,6 +1,6 @@
 """Where a row's verdict holds: not comparable first, the scope and the original's interval."""
 
-from labkit.measure.resampling import Estimate
+from labkit.measure.stats import Estimate
 from labkit.report import scope
 from labkit.results.r2 import seed as r2_seed
 

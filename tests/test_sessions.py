@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from labkit.measure import sessions, stats
-from labkit.measure.resampling import Estimate, Sample, bootstrap
+from labkit.measure.stats import Estimate, Sample, bootstrap
 
 pytestmark = pytest.mark.slow  # make test-fast leaves it out
 

@@ -280,7 +280,7 @@ def test_rounds_pair_only_when_both_have_the_same_rounds():
 
 
 def test_intervals_over_few_runs_are_widened_to_cover():
-    from labkit.measure.resampling import small_sample_factor
+    from labkit.measure.stats import small_sample_factor
 
     assert small_sample_factor(1) == 1.0
     assert small_sample_factor(3) == pytest.approx(2.69, abs=0.01)

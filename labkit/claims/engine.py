@@ -34,10 +34,10 @@ import pandas as pd
 
 from labkit.claims import stored
 from labkit.config import quick_mode
-from labkit.experiments.params import Params
 from labkit.measure import sequential
-from labkit.measure.resampling import DEFAULT_CONFIDENCE, Estimate
+from labkit.measure.experiment import Params
 from labkit.measure.sessions import SESSION_COLUMN, over_sessions
+from labkit.measure.stats import DEFAULT_CONFIDENCE, Estimate
 from labkit.report import summary
 from labkit.results.claim import Claim, Experiment
 from labkit.results.registry import get

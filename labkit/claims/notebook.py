@@ -28,7 +28,7 @@ from labkit.claims.engine import Session, new_session, session
 from labkit.claims.phrases import Phrase
 from labkit.config import quick_mode
 from labkit.measure import results
-from labkit.measure.resampling import Estimate
+from labkit.measure.stats import Estimate
 from labkit.report import summary
 from labkit.report.plots import apply_style
 from labkit.results.claim import Quoted

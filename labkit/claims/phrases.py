@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from labkit.measure.resampling import Estimate
+from labkit.measure.stats import Estimate
 
 #: The verdicts that decide a claim (the others leave it open or unjudged).
 DECIDING = (

@@ -40,12 +40,11 @@ import pandas as pd
 
 from labkit.claims import stored
 from labkit.claims.engine import Measured, Session
-from labkit.experiments.params import Params
 from labkit.measure import results
-from labkit.measure.resampling import DEFAULT_CONFIDENCE
+from labkit.measure.experiment import Params
 from labkit.measure.sequential import Budget, Looks, Sequential
 from labkit.measure.sessions import SESSION_COLUMN
-from labkit.measure.stats import RUN_COLUMN
+from labkit.measure.stats import DEFAULT_CONFIDENCE, RUN_COLUMN
 from labkit.results.claim import Experiment
 from labkit.results.registry import RESULTS, get, ids
 

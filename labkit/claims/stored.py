@@ -53,7 +53,7 @@ class Stored:
     """One experiment's rows, measured by a reproduction's measuring phase."""
 
     experiment: str  #: the experiment's id
-    key: str  #: its parameters (:meth:`labkit.experiments.params.Params.key`)
+    key: str  #: its parameters (:meth:`labkit.measure.experiment.Params.key`)
     data: pd.DataFrame  #: every row of every session (``session`` and ``run`` columns)
     confidence: float  #: per-look confidence its runs were decided on (one session)
     note: str  #: how the runs stopped, per session, in words

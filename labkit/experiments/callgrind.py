@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd
 
 from labkit.config import repo_root
-from labkit.measure.resampling import Estimate
+from labkit.measure.stats import Estimate
 
 INSTALL_HINT = "valgrind is not installed (Debian/Ubuntu: apt-get install valgrind)"
 

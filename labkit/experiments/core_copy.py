@@ -19,9 +19,8 @@ from labkit._ffi import ffi, lib
 from labkit.core.imports import import_iovec, import_ubuf
 from labkit.core.iov_iter import ITER_DEST, ITER_SOURCE, IovIter
 from labkit.core.memory import PAGE_SIZE, UserMemory
-from labkit.experiments.params import Params
 from labkit.measure import runner, stats, workers
-from labkit.measure.experiment import in_workers
+from labkit.measure.experiment import Params, in_workers
 from labkit.measure.timers import (
     time_advance,
     time_clock,

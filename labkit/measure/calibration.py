@@ -35,8 +35,8 @@ import pandas as pd
 
 from labkit.live.variants import AA_SUFFIX
 from labkit.measure import stats
-from labkit.measure.resampling import Estimate, Sample, bootstrap
 from labkit.measure.sessions import SESSION_COLUMN, over_sessions
+from labkit.measure.stats import Estimate, Sample, bootstrap
 
 #: R2's live A/B and its proxy-bias row: (IOVEC proxy, UBUF, the proxy with one empty more).
 R2_PROXY = ("readv_empty", "readv1", "readv_empty2")

@@ -27,8 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from labkit.measure.resampling import DEFAULT_CONFIDENCE, Estimate
-from labkit.measure.stats import RUN_COLUMN
+from labkit.measure.stats import DEFAULT_CONFIDENCE, RUN_COLUMN, Estimate
 from labkit.measure.verdicts import Verdict, verdict
 
 #: More runs: ``more(k)`` measures ``k`` new independent runs and returns their rows.
@@ -39,7 +38,7 @@ Analyse = Callable[[pd.DataFrame, float], Estimate]
 DECIDED = ("reproduced", "differs")
 
 #: The fewest independent runs behind a verdict in full mode.  The expanded percentile
-#: interval (:func:`labkit.measure.resampling.small_sample_factor`) lets 3 runs of
+#: interval (:func:`labkit.measure.stats.small_sample_factor`) lets 3 runs of
 #: normal data cover 95%, but the runs of a shared VM are not normal: the host moves
 #: between speed states that last seconds to minutes, and 3 runs that fell in one state
 #: see none of the others.  Over the 57 runs of R2's live A/B in ten full reproductions

@@ -4,7 +4,7 @@ Runs of one reproduction share the host's speed state (two reproductions of R2's
 ns saved 30 minutes apart, each interval covering its own session and missing the
 other: ``docs/history.md``).  With a persistent per-session offset an interval over
 the runs of one session cannot cover the long-run mean however many runs it has (simulated with
-:func:`labkit.measure.resampling.bootstrap`: 19% of the time at 3 runs, 0% at
+:func:`labkit.measure.stats.bootstrap`: 19% of the time at 3 runs, 0% at
 6 or more; ``tests/test_sessions.py``).
 
 :func:`random_effects` pools one figure per session (each with its own interval
@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as _scipy_stats
 
-from labkit.measure.resampling import DEFAULT_CONFIDENCE, Estimate
+from labkit.measure.stats import DEFAULT_CONFIDENCE, Estimate
 
 #: The column naming the session of each batch (a repetition of the measuring part of a
 #: reproduction, after a pause).

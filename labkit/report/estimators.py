@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from labkit.measure.resampling import Estimate
+from labkit.measure.stats import Estimate
 
 #: Claims whose live figure is the readv(4K+empty) proxy, corrected or not.
 CORRECTED = ("R2.saved_share", "R2.saved_ns", "R2.live_ratio")

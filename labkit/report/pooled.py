@@ -23,8 +23,8 @@ from typing import Any
 import pandas as pd
 
 from labkit.measure import evidence
-from labkit.measure.resampling import Estimate
 from labkit.measure.sessions import pool, scope_text
+from labkit.measure.stats import Estimate
 from labkit.measure.verdicts import NOT_COMPARABLE, verdict
 from labkit.report.summary import number as _num
 

@@ -52,7 +52,7 @@ from labkit.report.figures import describe
 from labkit.report.scope import judge_row
 
 if TYPE_CHECKING:
-    from labkit.measure.resampling import Estimate
+    from labkit.measure.stats import Estimate
     from labkit.published import Band
 
 #: Columns of the summary table, in order.

@@ -1,7 +1,7 @@
 """What a result declares: its claims, the experiments that measure them, its figures.
 
 An :class:`Experiment` is one measurement: its parameters (one
-:class:`labkit.experiments.params.Params` subclass, quick and full values),
+:class:`labkit.measure.experiment.Params` subclass, quick and full values),
 how to measure ``k`` independent runs of it (each run a fresh single-threaded
 worker process, started by its registered target id), how many runs its
 budget allows, and which claim's interval decides when to stop adding runs.
@@ -30,9 +30,9 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from labkit.claims.engine import Outcome, Session
-    from labkit.experiments.params import Params
-    from labkit.measure.resampling import Estimate
+    from labkit.measure.experiment import Params
     from labkit.measure.sequential import Budget
+    from labkit.measure.stats import Estimate
 
 #: ``measure(params, runs)``: the rows of ``runs`` independent runs (a ``run`` column).
 Measure = Callable[["Params", int], "pd.DataFrame"]

@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from labkit.experiments.params import Params
 from labkit.kernelvm import matrix
-from labkit.measure.resampling import Estimate
+from labkit.measure.experiment import Params
 from labkit.measure.sequential import one_run
+from labkit.measure.stats import Estimate
 from labkit.results.claim import Experiment
 
 #: The method a committed count states.

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from labkit import live
 from labkit.experiments import live_kernel
 from labkit.measure import stats
-from labkit.measure.resampling import Estimate
+from labkit.measure.stats import Estimate
 from labkit.report.plots import (
     COLORS,
     errorbars,

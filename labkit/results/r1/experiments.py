@@ -36,7 +36,7 @@ from labkit.measure.timers import time_fixed_seek, time_fixed_submit
 if TYPE_CHECKING:
     import pandas as pd
 
-    from labkit.measure.resampling import Estimate
+    from labkit.measure.stats import Estimate
 
 
 # F, the fixed cost of one submission: what a submission costs besides the seek and the copy,

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from labkit.experiments import callgrind, live_kernel
-from labkit.experiments.params import Params
 from labkit.kernelsrc import counts as kernel_counts
 from labkit.live.variants import aa_twin
 from labkit.measure import bridge, calibration, stats
-from labkit.measure.resampling import Estimate
+from labkit.measure.experiment import Params
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget, one_run
+from labkit.measure.stats import Estimate
 from labkit.results import kernel_vm
 from labkit.results.claim import Claim, Experiment
 from labkit.results.kernel_vm import VM_MATRIX

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from labkit.core.memory import PAGE_SIZE
-from labkit.experiments.params import Params
 from labkit.measure import runner
-from labkit.measure.experiment import in_workers
+from labkit.measure.experiment import Params, in_workers
 
 if TYPE_CHECKING:  # the analysis needs pandas and scipy; a worker must not import them
-    from labkit.measure.resampling import Estimate
+    from labkit.measure.stats import Estimate
 from labkit.models.ubuf import (
     batches,
     defer_every_for,

@@ -17,11 +17,11 @@ import pandas as pd
 
 from labkit import live
 from labkit.experiments import live_kernel
-from labkit.experiments.params import Params
 from labkit.live.variants import aa_twin
 from labkit.measure import calibration, stats
-from labkit.measure.resampling import Estimate
+from labkit.measure.experiment import Params
 from labkit.measure.sequential import Budget, one_run
+from labkit.measure.stats import Estimate
 from labkit.results import kernel_vm
 from labkit.results.claim import Claim, Experiment
 from labkit.results.kernel_vm import VM_MATRIX

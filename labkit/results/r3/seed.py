@@ -13,8 +13,7 @@ from dataclasses import replace
 import pandas as pd
 
 from labkit import published
-from labkit.measure.resampling import Estimate
-from labkit.measure.stats import welch_difference
+from labkit.measure.stats import Estimate, welch_difference
 
 
 def table() -> pd.DataFrame:
