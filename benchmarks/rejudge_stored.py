@@ -4,7 +4,7 @@
 Reads a ``summary.csv`` (default: the stored reference run, ``data/reproduction/``),
 rebuilds each row's interval as it was recorded (its confidence and sessions,
 :mod:`labkit.report.estimators`), and judges it as :func:`labkit.report.summary.record`
-would today (:func:`labkit.report.scope.judge_row`): the evidence behind the row, checks
+would today (:func:`labkit.report.summary.judge_row`): the evidence behind the row, checks
 of the method, a product with its factors (R1's tail speed-up: the walk per page from
 the same summary, F from the run's bundle samples ``fixed-F``), amended bands and setups.
 Prints one line per claim: estimand, evidence, the verdict recorded, the verdict today.
@@ -27,7 +27,7 @@ from labkit import published
 from labkit.measure import stats
 from labkit.measure.evidence import Factor
 from labkit.measure.sessions import over_sessions
-from labkit.report import bundle, estimators, scope
+from labkit.report import bundle, estimators
 
 GALLERY_RUN = "data/gallery/2026-12-03-amd-epyc-fam-25-model-1-stepping-1-kvm-ucode-0x1000065"
 
@@ -69,7 +69,7 @@ def rejudge(summary: pd.DataFrame, bundle_dir: str | None) -> pd.DataFrame:
         band = published.claim_band(cid)
         est = _estimate(r)
         noise = float(r["noise"]) if pd.notna(r.get("noise")) else None
-        v, extra = scope.judge_row(
+        v, extra = summary.judge_row(
             cid, est, band, noise=noise, quick=bool(r.get("quick")) and str(r["quick"]) != "False",
             factors=factors if cid == "R1.tail_speedup" else None,
         )  # fmt: skip

@@ -176,7 +176,7 @@ def sessions_report(folder: Path, out: Path, markdown: bool) -> int:
     import json
 
     from labkit.claims import schedule
-    from labkit.report.scope import fingerprint
+    from labkit.report.summary import fingerprint
 
     index = json.loads((folder / "measured" / "index.json").read_text())
     tabs = schedule.session_summaries(folder, bool(index["quick"]))

@@ -9,7 +9,7 @@ from labkit.measure import evidence
 from labkit.measure.evidence import BOOTED_CHANGE, Factor, judge_product, restate
 from labkit.measure.stats import Estimate
 from labkit.measure.verdicts import verdict
-from labkit.report import scope
+from labkit.report import summary
 
 INSIDE = verdict(5.5, 5.0, 6.0, 4.5875, 6.4225, unit="ns")
 OUTSIDE = verdict(2.0, 1.5, 2.5, 4.5875, 6.4225, unit="ns")
@@ -88,7 +88,7 @@ def test_an_amended_band_shows_the_verdict_against_both():
     (old,) = published.amended_bands("R1.live_tail_over_head")
     assert (old.low, old.high, old.declared_in) == (0.12253, 0.15065, "21069cc")
     assert band.declared_in == "9d13467" and "amends" in band.amendment
-    v, extra = scope.judge_row("R1.live_tail_over_head", _e(0.98, 1.02), band, quick=False)
+    v, extra = summary.judge_row("R1.live_tail_over_head", _e(0.98, 1.02), band, quick=False)
     assert v.verdict == "consistent in magnitude"
     assert extra["amended"].startswith("against the band declared on 2026-12-01 (21069cc)")
     assert extra["amended"].endswith(": not consistent")
@@ -96,7 +96,7 @@ def test_an_amended_band_shows_the_verdict_against_both():
 
 def test_setups_declared_after_results_show_the_verdict_without_them():
     band = published.claim_band("R3.cpu_ratio")
-    v, extra = scope.judge_row(
+    v, extra = summary.judge_row(
         "R3.cpu_ratio",
         dataclasses.replace(_e(1.055, 1.06), between_session=0.001),
         band,

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats as sps
 
 from labkit.measure.stats import Estimate, welch_difference
-from labkit.report.scope import consistency
+from labkit.report.summary import consistency
 from labkit.results.r1 import seed as r1_seed
 from labkit.results.r2 import seed as r2_seed
 from labkit.results.r3 import seed as r3_seed

@@ -350,10 +350,10 @@ def session_summaries(out: str | Path, quick: bool) -> dict[str, pd.DataFrame]:
     ``n_runs``, ``verdict``) for :func:`labkit.report.stability.compare`.
 
     Only the claims whose experiment the phase measured (the instruction counts are not);
-    each by the summary's rule (:func:`labkit.report.scope.judge_row`), against its band.
+    each by the summary's rule (:func:`labkit.report.summary.judge_row`), against its band.
     Empty when ``out`` holds no measuring phase of this mode.
     """
-    from labkit.report.scope import judge_row  # only here, as ids
+    from labkit.report.summary import judge_row  # only here, as ids
 
     rows: dict[str, list[dict[str, object]]] = {}
     for cid in ids():

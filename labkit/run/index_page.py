@@ -113,7 +113,7 @@ def _header(rep: Any) -> str:
             f"Last run on {esc(checked)} ({esc(format_seconds(rep.seconds))}): "
             f"{len(ran)} notebook(s) ran."
         )
-    from labkit.report.scope import fingerprint  # where the verdicts hold
+    from labkit.report.summary import fingerprint  # where the verdicts hold
 
     parts.append(
         f"Every verdict holds for this host, {esc(fingerprint())}, in one session "
