@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from labkit import published
-from labkit.measure import stats
+from labkit.measure import ledgers, stats
 from labkit.measure.evidence import Factor
 from labkit.measure.sessions import over_sessions
 from labkit.report import bundle, estimators
@@ -50,7 +49,7 @@ def _f_factor(bundle_dir: str | None) -> Factor | None:
         est, _ = over_sessions(d, lambda x: stats.median(x, "F", confidence=0.95))
     else:
         est = stats.median(d, "F")
-    b = published.claim_band("R1.round_trip_ns")
+    b = ledgers.claim_band("R1.round_trip_ns")
     return Factor("F", est.estimate, est.ci_low, est.ci_high, b.published, b.low, b.high, "ns")
 
 
@@ -59,14 +58,14 @@ def rejudge(summary: pd.DataFrame, bundle_dir: str | None) -> pd.DataFrame:
     by_claim = {r["claim"]: r for _, r in summary.iterrows() if isinstance(r["claim"], str)}
     factors = []
     if "R1.ns_per_page" in by_claim:
-        w, b = by_claim["R1.ns_per_page"], published.claim_band("R1.ns_per_page")
+        w, b = by_claim["R1.ns_per_page"], ledgers.claim_band("R1.ns_per_page")
         factors.append(Factor("walk-2019 per page", w["estimate"], w["ci_low"], w["ci_high"],
                               b.published, b.low, b.high, "ns"))  # fmt: skip
     f = _f_factor(bundle_dir)
     if f is not None:
         factors.append(f)
     for cid, r in by_claim.items():
-        band = published.claim_band(cid)
+        band = ledgers.claim_band(cid)
         est = _estimate(r)
         noise = float(r["noise"]) if pd.notna(r.get("noise")) else None
         v, extra = summary.judge_row(

@@ -15,11 +15,11 @@ import math
 import pandas as pd
 import pytest
 
-from labkit import claims, published
-from labkit.measure import stats
+from labkit import claims
+from labkit.measure import ledgers, stats
 from labkit.measure.experiment import Params
+from labkit.measure.ledgers import Band
 from labkit.measure.sequential import Budget
-from labkit.published import Band
 from labkit.results import registry
 
 #: The headline quantities of R1-R3 as the project names them (a new claim adds to them).
@@ -32,7 +32,7 @@ HEADLINE = {
 
 
 def test_every_band_belongs_to_a_claim_and_every_claim_id_is_unique():
-    bands = published.bands()
+    bands = ledgers.bands()
     ids = claims.ids()
     assert len(ids) == len(set(ids))
     assert {f"{r}.{name}" for r, names in HEADLINE.items() for name in names} <= set(ids)
@@ -40,7 +40,7 @@ def test_every_band_belongs_to_a_claim_and_every_claim_id_is_unique():
     without = sorted(set(ids) - set(bands["claim"]))
     assert without == ["R3.model_ns_saved"]  # model only: R3 published no per-request figure
     for cid in ids:
-        c, b = claims.get(cid), published.claim_band(cid)
+        c, b = claims.get(cid), ledgers.claim_band(cid)
         assert c.result == cid.split(".")[0]
         if b is not None:
             assert (b.result, b.unit) == (c.result, c.unit), cid
@@ -131,7 +131,7 @@ BANDS = {"R9.ratio": Band("R9.ratio", "R9", 0.9, 1.15, 1.0, "x", "test", "test")
 
 @pytest.fixture
 def fake_claims(monkeypatch, tmp_path):
-    monkeypatch.setattr(published, "claim_band", BANDS.get)
+    monkeypatch.setattr(ledgers, "claim_band", BANDS.get)
     monkeypatch.setenv("LABKIT_OUT", str(tmp_path))
     CALLS.clear()
     made = [
@@ -176,7 +176,7 @@ def test_rows_are_keyed_by_claim_id_and_judged_by_the_rule(fake_claims):
 
 def test_an_undecided_claim_gets_more_runs_up_to_the_cap(fake_claims, monkeypatch):
     narrow = {"R9.ratio": dataclasses.replace(BANDS["R9.ratio"], low=1.021, high=1.023)}
-    monkeypatch.setattr(published, "claim_band", narrow.get)
+    monkeypatch.setattr(ledgers, "claim_band", narrow.get)
     out = claims.new_session(quick=True).run("R9.ratio")
     assert CALLS[0] == 2 and sum(CALLS) == 4  # 2, then one at a time up to the cap of 4
     assert out.measured.sequential.stopped == "run cap"

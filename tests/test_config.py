@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from labkit import config, published
-from labkit.measure import results
+from labkit import config
+from labkit.measure import ledgers, results
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +24,8 @@ def test_in_the_clone_resources_are_its_folders(no_env):
     assert config.reference_data_dir() == ROOT / "data"
     # each result's ledgers are package data, in its folder of the package
     assert config.results_dir() == ROOT / "labkit" / "results"
-    assert published.path("R1") == ROOT / "labkit" / "results" / "r1" / "published.csv"
+    r1 = ROOT / "labkit" / "results" / "r1"
+    assert ledgers.path("R1", "published.csv") == r1 / "published.csv"
     # what a user measures never goes into the clone's data/ (git ignores labkit-results/)
     assert config.data_dir() == ROOT / "labkit-results"
     assert "/labkit-results/" in (ROOT / ".gitignore").read_text().split()

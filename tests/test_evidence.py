@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from labkit import claims, published
-from labkit.measure import evidence
+from labkit import claims
+from labkit.measure import evidence, ledgers
 from labkit.measure.evidence import BOOTED_CHANGE, Factor, judge_product, restate
 from labkit.measure.stats import Estimate
 from labkit.measure.verdicts import verdict
@@ -64,7 +64,7 @@ def test_rows_fixed_by_construction_are_checks_of_the_method():
         assert restate(INSIDE, ev).verdict == "check passed"
         assert restate(OUTSIDE, ev).verdict == "check failed"
     # every row judged against a direction-only band (">= 1 instruction") is a check
-    for _, b in published.bands().iterrows():
+    for _, b in ledgers.bands().iterrows():
         if b["unit"] == "instructions":
             assert evidence.of(b["claim"]).role == "method check", b["claim"]
 
@@ -84,8 +84,8 @@ def test_a_product_whose_factors_miss_their_bands_says_they_cancel():
 
 
 def test_an_amended_band_shows_the_verdict_against_both():
-    band = published.claim_band("R1.live_tail_over_head")
-    (old,) = published.amended_bands("R1.live_tail_over_head")
+    band = ledgers.claim_band("R1.live_tail_over_head")
+    (old,) = ledgers.amended_bands("R1.live_tail_over_head")
     assert (old.low, old.high, old.declared_in) == (0.12253, 0.15065, "21069cc")
     assert band.declared_in == "9d13467" and "amends" in band.amendment
     v, extra = summary.judge_row("R1.live_tail_over_head", _e(0.98, 1.02), band, quick=False)
@@ -95,7 +95,7 @@ def test_an_amended_band_shows_the_verdict_against_both():
 
 
 def test_setups_declared_after_results_show_the_verdict_without_them():
-    band = published.claim_band("R3.cpu_ratio")
+    band = ledgers.claim_band("R3.cpu_ratio")
     v, extra = summary.judge_row(
         "R3.cpu_ratio",
         dataclasses.replace(_e(1.055, 1.06), between_session=0.001),

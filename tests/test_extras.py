@@ -66,7 +66,7 @@ def test_the_model_and_measurements_import_no_notebook_tools():
     code = (
         "import sys, labkit, labkit.core, labkit.live, labkit.models.ubuf, labkit.measure.stats, "
         "labkit.measure.workers, labkit.experiments.core_copy, labkit.experiments.live_kernel, "
-        "labkit.published, labkit.cli\n"
+        "labkit.measure.ledgers, labkit.cli\n"
         f"print(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(LAB)!r}))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

@@ -48,11 +48,10 @@ LAYERS: dict[str, int] = {
     # 2: cost models of published changes; the running kernel
     "models": 2,
     "live": 2,
-    # 3: measurement: runner, statistics, timing kernels' faces, records
+    # 3: measurement: runner, statistics, verdicts, the results' ledgers, records
     "measure": 3,
-    # 4: the experiments results share; the published figures
+    # 4: the experiments results share
     "experiments": 4,
-    "published": 4,
     # the real kernel code as a second oracle: builds, drives and compares with
     # the model, the measurements' records (measure) and the model's counts (models)
     "kernelsrc": 4,
@@ -81,7 +80,6 @@ ALLOWED_SIDEWAYS: dict[tuple[str, str], str] = {
     ("", "labkit.core"): "the package root re-exports the model's public API",
     ("models", "labkit.live.variants"): "the models take the one read-variant table",
     ("teach", "labkit.report.plots"): "the drawings use the one colour table",
-    ("experiments", "labkit.published"): "analysis compares with the published figures and bands",
     ("kernelsrc", "labkit.experiments.callgrind"): "the real code's counts beside the model's",
     ("kernelvm", "labkit.kernelsrc.build"): "the bench patches the oracle's tree with its seed cut",
     ("kernelsrc", "labkit.kernelvm.cli"): "`labkit kernel vm` is a subcommand of `labkit kernel`",

@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from labkit import claims, config, published
+from labkit import claims, config
 from labkit.measure import ledgers, setups
 from labkit.results.r1 import seed as r1_seed
 from labkit.results.r2 import seed as r2_seed
@@ -22,10 +22,10 @@ def seed(name):
 
 
 def test_every_row_has_a_source():
-    df = pd.concat([published.load(r) for r in published.RESULTS], ignore_index=True)
-    assert {"R1", "R2", "R3"} <= set(published.RESULTS)  # a new result adds its own CSV
-    assert set(df["result"]) == set(published.RESULTS)
-    for col in published.SOURCE_COLUMNS:
+    df = pd.concat([ledgers.published(r) for r in ledgers.RESULTS], ignore_index=True)
+    assert {"R1", "R2", "R3"} <= set(ledgers.RESULTS)  # a new result adds its own CSV
+    assert set(df["result"]) == set(ledgers.RESULTS)
+    for col in ledgers.SOURCE_COLUMNS:
         assert df[col].notna().all() and (df[col].astype(str).str.len() > 3).all(), col
     assert df["source_date"].str.match(r"^\d{4}-\d{2}-\d{2}$").all()
 
@@ -97,7 +97,7 @@ def test_r3_matches_seed():
 
 def test_unknown_result():
     with pytest.raises(KeyError):
-        published.load("R9")
+        ledgers.published("R9")
 
 
 # ---- tolerance bands -------------------------------------------------------------------
@@ -110,12 +110,12 @@ def test_bands_parse_and_each_contains_its_claims_published_figure():
     for path in ledgers.files("bands.csv"):
         with open(path, newline="") as f:
             rows += list(csv.DictReader(f))
-    assert rows and set(rows[0]) == set(published.BAND_COLUMNS)
+    assert rows and set(rows[0]) == set(ledgers.BAND_COLUMNS)
     for r in rows:
         lo, hi = float(r["band_low"]), float(r["band_high"])
         assert lo < hi, r["claim"]
         assert len(r["reason"]) > 40 and r["source"], r["claim"]
-        assert r["status"] in published.STATUSES and r["declared"] and r["declared_in"]
+        assert r["status"] in ledgers.STATUSES and r["declared"] and r["declared_in"]
         if r["status"] == "amended":  # an earlier band, kept as declared (test_declarations)
             continue
         c = claims.get(r["claim"])
@@ -129,8 +129,8 @@ def test_bands_parse_and_each_contains_its_claims_published_figure():
         else:  # no published figure: the band is the claim's direction, one side open
             assert math.isinf(hi) or "direction" in r["reason"], r["claim"]
             assert "direction of the claim" in r["reason"]
-    b = published.bands()
-    assert set(b["result"]) <= set(published.RESULTS)
+    b = ledgers.bands()
+    assert set(b["result"]) <= set(ledgers.RESULTS)
     assert {"R1", "R2", "R3"} <= set(b["result"])
 
 
@@ -138,17 +138,17 @@ def test_published_figures_recomputed_from_the_raw_tables():
     def pub(claim_id):
         return claims.get(claim_id).band().published
 
-    r1 = published.load("R1").set_index(["variant", "position"])["value"]
+    r1 = ledgers.published("R1").set_index(["variant", "position"])["value"]
     assert pub("R1.tail_speedup") == pytest.approx(r1["before", "tail"] / r1["after", "tail"])
     assert pub("R1.ns_per_page") == pytest.approx(
         (r1["before", "tail"] - r1["after", "tail"]) / ((1 << 30) // 4096 - 1)
     )
-    r2 = published.load("R2")
+    r2 = ledgers.published("R2")
     before = r2[(r2["variant"] == "readv1") & (r2["kernel"] == "stock")]["value"].mean()
     after = r2[(r2["variant"] == "readv1") & (r2["kernel"] == "patched")]["value"].mean()
     assert pub("R2.saved_share") == pytest.approx(100 * (before - after) / before)
     assert pub("R2.saved_ns") == pytest.approx((before - after) * 100)  # s over 10M calls -> ns
-    r3 = published.load("R3")
+    r3 = ledgers.published("R3")
     gain = r3[r3.variant == "after"]["value"].mean() / r3[r3.variant == "before"]["value"].mean()
     assert pub("R3.ubuf_gain") == pytest.approx(100 * (gain - 1))
     # the R3 band is the extremes of any pairing of the published samples
@@ -160,10 +160,10 @@ def test_published_figures_recomputed_from_the_raw_tables():
 
 def test_bands_are_the_same_in_quick_and_full_mode(monkeypatch):
     monkeypatch.setenv("LABKIT_QUICK", "1")
-    quick = published.bands()
+    quick = ledgers.bands()
     monkeypatch.setenv("LABKIT_QUICK", "0")
-    assert published.bands().equals(quick)
-    assert published.claim_band("R1.no_such_claim") is None
+    assert ledgers.bands().equals(quick)
+    assert ledgers.claim_band("R1.no_such_claim") is None
 
 
 # ---- the ledgers: one folder per result ------------------------------------------------
@@ -174,7 +174,7 @@ def test_each_result_folder_holds_its_own_ledgers():
     each file holds only that result's rows (read through labkit.measure.ledgers)."""
     for kind in ("published.csv", "bands.csv", "evidence.csv"):
         found = ledgers.files(kind)
-        assert [ledgers.result_of(p) for p in found] == list(published.RESULTS), kind
+        assert [ledgers.result_of(p) for p in found] == list(ledgers.RESULTS), kind
         assert all(p.parent.parent == config.results_dir() for p in found)
     for kind in ("bands.csv", "setups.csv", "evidence.csv"):
         rows = ledgers.rows(kind, ("claim",))
@@ -190,29 +190,29 @@ def _ledger(root, result, kind, text):
 
 
 def test_a_bad_ledger_row_is_named_by_its_file(monkeypatch, tmp_path):
-    header = ",".join(published.BAND_COLUMNS) + "\n"
+    header = ",".join(ledgers.BAND_COLUMNS) + "\n"
     row = "R2.x,R2,1,2,0,ns,why,src,2026-12-01,abc1234,{status},\n"
     monkeypatch.setattr(config, "results_dir", lambda: tmp_path)
     _ledger(tmp_path, "r1", "bands.csv", header)
     bad = _ledger(tmp_path, "r2", "bands.csv", header + row.format(status="in force"))
-    assert published.bands()["claim"].tolist() == ["R2.x"]
+    assert ledgers.bands()["claim"].tolist() == ["R2.x"]
     bad.write_text(header + row.format(status="gone"))
     with pytest.raises(ValueError, match=f"{re.escape(str(bad))} line 2: status must be one of"):
-        published.bands()
+        ledgers.bands()
     bad.write_text(header + row.format(status="in force") * 2)
     with pytest.raises(ValueError, match=f"duplicate claim ids .*{re.escape(str(bad))} line 3"):
-        published.bands()
+        ledgers.bands()
     bad.write_text(header + row.format(status="in force").replace(",1,2,", ",one,2,"))
     with pytest.raises(
         ValueError, match=f"{re.escape(str(bad))} line 2: band_low, band_high, null must be"
     ):
-        published.bands()
+        ledgers.bands()
     stray = _ledger(tmp_path, "r1", "bands.csv", header + row.format(status="in force"))
     bad.write_text(header)
     with pytest.raises(
         ValueError, match=f"{re.escape(str(stray))} line 2: a row of \\['R2'\\] in R1's"
     ):
-        published.bands()
+        ledgers.bands()
     setup = _ledger(tmp_path, "r3", "setups.csv", "claim,aspect\nR3.x,size\n")
     with pytest.raises(ValueError, match=f"{re.escape(str(setup))}: no column"):
         setups.load()

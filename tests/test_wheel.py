@@ -172,8 +172,8 @@ def test_installed_labkit_from_an_empty_folder(installed, tmp_path):
         "    warnings.simplefilter('always')\n"
         "    assert results.load('no-such-experiment').empty\n"
         "print(w[0].category.__name__, w[0].message)\n"
-        "from labkit import published\n"
-        "print(published.load('R1')['value'].max())\n"
+        "from labkit.measure import ledgers\n"
+        "print(ledgers.published('R1')['value'].max())\n"
     )
     out, _ = run([str(bindir / "python"), "-c", code], cwd=work, env=env, timeout=120)
     lines = out.splitlines()

@@ -139,7 +139,7 @@ class Looks:
 
     Args:
         analyse: ``analyse(rows, confidence)`` -> the Estimate to decide on.
-        band: ``(low, high)``, or a :class:`labkit.published.Band` (its effect
+        band: ``(low, high)``, or a :class:`labkit.measure.ledgers.Band` (its effect
             is then used for the noise guard unless ``effect`` is given).
         min_runs, max_runs, step: the first batch of runs, the cap, the increment.
         doubling: double the runs at each look instead of adding ``step``.

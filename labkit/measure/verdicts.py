@@ -204,7 +204,7 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None, setup: Any = 
 
     ``estimate`` has ``estimate``, ``ci_low``, ``ci_high``, ``noise`` and
     ``confidence`` (:class:`labkit.measure.stats.Estimate`); ``band`` has ``low``,
-    ``high``, ``effect`` and ``unit`` (:class:`labkit.published.Band`).  ``noise``
+    ``high``, ``effect`` and ``unit`` (:class:`labkit.measure.ledgers.Band`).  ``noise``
     overrides the estimate's own.
     """
     if setup:

@@ -37,8 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from labkit import published
-from labkit.measure import evidence
+from labkit.measure import evidence, ledgers
 from labkit.measure import host as _host
 from labkit.measure.replication import se_of_interval
 from labkit.measure.sessions import random_effects
@@ -335,7 +334,7 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
         raise ValueError(f"compare needs at least two bundles, got {len(bundles)}")
     bundles = one_per_host(bundles)  # each bundle once; a HostsWarning says what was pooled
     labels = _labels(bundles)
-    bands = published.bands()  # once for every bundle's rows
+    bands = ledgers.bands()  # once for every bundle's rows
     tables = []
     keys: list[str] = []
     for b in bundles:
@@ -650,7 +649,7 @@ def plotted(table: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     a claim id (an old row) among rows with one is left out, and a row without a unit
     takes its claim's
     declared unit (its result's ``bands.csv``), else is left out too."""
-    units = published.bands().set_index("claim")["unit"].to_dict()
+    units = ledgers.bands().set_index("claim")["unit"].to_dict()
 
     def old(claim: str) -> bool:
         return "." not in claim or ":" in claim

@@ -14,8 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from labkit import published
-from labkit.measure import evidence, setups
+from labkit.measure import evidence, ledgers, setups
 from labkit.measure.verdicts import judge
 from labkit.report import estimators
 
@@ -31,10 +30,10 @@ def normalised(summary: pd.DataFrame, bands: pd.DataFrame | None = None) -> pd.D
     the label it was recorded with: rows of one key that measure different quantities
     are never pooled (nor rows whose summaries name different ``definition`` s), and
     ``estimator`` names how its figure was estimated (:mod:`labkit.report.estimators`).
-    ``bands``: :func:`labkit.published.bands`, read once by a caller with many
+    ``bands``: :func:`labkit.measure.ledgers.bands`, read once by a caller with many
     summaries (None: read here).
     """
-    bands = published.bands() if bands is None else bands
+    bands = ledgers.bands() if bands is None else bands
     out = summary.copy()
     if "claim" not in out.columns:
         out["claim"] = None
@@ -46,7 +45,7 @@ def normalised(summary: pd.DataFrame, bands: pd.DataFrame | None = None) -> pd.D
         r["claim"] = claim
         r["recorded_verdict"] = r.get("verdict")
         r["measures"] = str(r["quantity"])
-        band = published.claim_band(claim, bands) if claim else None
+        band = ledgers.claim_band(claim, bands) if claim else None
         if band is not None:
             band = replace(band, published=_finite_or_none(r.get("published")))
             quick = bool(r.get("quick")) if not pd.isna(r.get("quick", None)) else False

@@ -34,7 +34,7 @@ What :func:`record` adds beside the verdict (:func:`judge_row`, :data:`JUDGED_CO
 * ``estimand`` and ``evidence``: what the claim is about and what the row's figure
   compares, with what and where;
 * ``amended``: the row's verdict under each earlier declaration of its band or setup made
-  after results existed (:func:`labkit.published.amended_bands`, ``after_results`` in
+  after results existed (:func:`labkit.measure.ledgers.amended_bands`, ``after_results`` in
   setups.csv), "" where there is none.
 
 Rows are JSON files, one per (result, quantity), under ``<out>/summary/``
@@ -67,15 +67,15 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from labkit import _files, published
+from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
-from labkit.measure import evidence, host, sessions, setups
+from labkit.measure import evidence, host, ledgers, sessions, setups
 from labkit.measure.verdicts import Verdict, judge, multiplicity
 from labkit.report.figures import describe
 
 if TYPE_CHECKING:
+    from labkit.measure.ledgers import Band
     from labkit.measure.stats import Estimate
-    from labkit.published import Band
 
 #: Columns of the summary table, in order.
 COLUMNS = [
@@ -223,7 +223,7 @@ def _amended(
     """The row's verdict under each declaration its band or setup amended after results
     (an amended band keeps the published figure of ``band``, the band in force)."""
     said = []
-    for old in published.amended_bands(claim):
+    for old in ledgers.amended_bands(claim):
         then = dataclasses.replace(band, low=old.low, high=old.high) if band else old
         v = _stated(judge(measured, then, noise=noise, setup=found), ev, factors)
         said.append(

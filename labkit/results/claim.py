@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from labkit import published as published_tables
+from labkit.measure import ledgers
 from labkit.report.summary import format_interval
 
 if TYPE_CHECKING:
@@ -81,10 +81,10 @@ class Claim:
     #: a product's factors, each judged on its own (:class:`labkit.measure.evidence.Factor`)
     factors: Callable[[Outcome], list[Any]] | None = None
 
-    def band(self) -> published_tables.Band | None:
+    def band(self) -> ledgers.Band | None:
         """Its declared band (its result's ``bands.csv``) around its published figure, or
         None if it has none."""
-        found = published_tables.claim_band(self.id)
+        found = ledgers.claim_band(self.id)
         if found is None:
             return None
         return replace(found, published=None if self.published is None else self.published())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from labkit import published
+from labkit.measure import ledgers
 
 GIB_PAGES = (1 << 30) // 4096 - 1  #: pages skipped to reach the last page of 1 GiB
 
@@ -25,7 +25,7 @@ NO_INTERVAL = (
 
 def table() -> pd.DataFrame:
     """published.csv with ``ns_per_op`` (the submission time, for the four timing rows)."""
-    df = published.load("R1")
+    df = ledgers.published("R1")
     df["ns_per_op"] = df["value"].where(df["unit"] == "ns").astype(float)
     return df
 

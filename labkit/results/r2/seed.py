@@ -14,14 +14,14 @@ from dataclasses import replace
 
 import pandas as pd
 
-from labkit import published
+from labkit.measure import ledgers
 from labkit.measure.stats import Estimate, welch_difference
 
 
 def table() -> pd.DataFrame:
     """published.csv with ``ns_per_call`` = elapsed seconds / calls, and the same for usr and sys
     time (``usr_ns_per_call``, ``sys_ns_per_call``)."""
-    df = published.load("R2")
+    df = ledgers.published("R2")
     df["ns_per_call"] = df["value"] * 1e9 / df["calls"]
     df["usr_ns_per_call"] = df["usr_s"] * 1e9 / df["calls"]
     df["sys_ns_per_call"] = df["sys_s"] * 1e9 / df["calls"]

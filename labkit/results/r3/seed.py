@@ -12,14 +12,14 @@ from dataclasses import replace
 
 import pandas as pd
 
-from labkit import published
+from labkit.measure import ledgers
 from labkit.measure.stats import Estimate, welch_difference
 
 
 def table() -> pd.DataFrame:
     """published.csv with ``ns_per_io`` = 1e9 / IOPS (aggregate over 24 drives: a rate, not a
     latency)."""
-    df = published.load("R3")
+    df = ledgers.published("R3")
     df["ns_per_io"] = 1e9 / df["value"]
     return df
 
