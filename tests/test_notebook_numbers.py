@@ -83,7 +83,7 @@ def _published_values() -> set[float]:
         for p in LEDGERS
         for n in (t.replace(",", "") for t in _numbers(p.read_text(encoding="utf-8")))
     }
-    for figs in (r1_seed.figures(), r2_seed.figures(), r3_seed.figures()):
+    for figs in (r1_seed.published(), r2_seed.published(), r3_seed.published()):
         values.update(float(v) for v in figs.values())
     values.update(c.published() for c in map(claims.get, claims.ids()) if c.published)
     return values | {v / 1e3 for v in values if v >= 1e3} | {v / 1e6 for v in values if v >= 1e6}

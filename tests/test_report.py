@@ -191,8 +191,8 @@ def test_summary_html_escapes_and_keeps_the_whole_reason(tmp_path):
         ("n/a", "n/a"),
     ],
 )
-def test_format_figure(value, shown):
-    assert report.format_figure(value) == shown
+def test_format_number(value, shown):
+    assert report.format_number(value) == shown
 
 
 def test_print_reproduction_with_fake_rows(tmp_path, capsys):

@@ -42,9 +42,9 @@ def test_outcomes_same_moved_flipped_and_missing():
         "q4": "moved",  # missing from B: not measured there
     }
     assert tab.loc["q4", "B: verdict"] == "not measured"
-    assert tab.loc["q4", "B: figure"] == "-"
-    assert tab.loc["q1", "A: figure"] == "1 [0.5, 1.5] (3 runs)"
-    assert tab.loc["q1", "B: figure"] == "12,345 [12,344, 12,346] (3 runs)"
+    assert tab.loc["q4", "B: measured"] == "-"
+    assert tab.loc["q1", "A: measured"] == "1 [0.5, 1.5] (3 runs)"
+    assert tab.loc["q1", "B: measured"] == "12,345 [12,344, 12,346] (3 runs)"
     assert stability.counts(tab.reset_index()) == {"same": 1, "moved": 2, "flipped": 1}
 
 

@@ -223,7 +223,7 @@ def test_not_comparable_beats_any_interval():
     v = judge(inside, band, setup=setups.mismatches("R3.read_gain", quick=False))
     assert v.verdict == NOT_COMPARABLE and NOT_COMPARABLE in VERDICTS
     assert "24 NVMe drives" in v.reason and "to compare:" in v.reason
-    assert "5.5 [5.4, 5.6] %" in v.reason  # labkit's figure still shown
+    assert "5.5 [5.4, 5.6] %" in v.reason  # labkit's estimate still shown
     assert judge(inside, band, setup=[]).verdict == "reproduced"
 
 

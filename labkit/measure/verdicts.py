@@ -5,7 +5,7 @@ labkit's setup differs from the claim's in a way that moves the figure by
 construction (:mod:`labkit.measure.setups`: R3's 24-drive peak against /dev/zero
 on one CPU, a quick-mode size against a full-size band), :func:`not_comparable`
 says so, with what differs and what it would take to compare; the row still
-shows labkit's figure.  Otherwise three outcomes from an interval and a band
+shows labkit's estimate.  Otherwise three outcomes from an interval and a band
 (plus *not measured*):
 
 * **reproduced**: the whole interval lies inside the band;
@@ -174,21 +174,22 @@ def _factor(k: float) -> str:
     return f"{k:.3g}" if k < 1.1 else f"{k:.2g}"
 
 
-def not_comparable(differs: str, to_compare: str, figure: str | None = None) -> Verdict:
+def not_comparable(differs: str, to_compare: str, estimate: str | None = None) -> Verdict:
     """The verdict of a claim labkit cannot reproduce by construction, decided before measuring.
 
     Args:
         differs: what differs between the claim's setup and labkit's
             (:func:`labkit.measure.setups.why_not_comparable`).
         to_compare: what it would take to make the comparison.
-        figure: labkit's figure, for the reason (the row keeps it in its columns).
+        estimate: labkit's estimate as shown, for the reason (the row keeps it in its
+            columns).
 
     Raises:
         ValueError: for an empty ``differs`` or ``to_compare``.
     """
     if not differs.strip() or not to_compare.strip():
         raise ValueError("not_comparable: say what differs and what it would take to compare")
-    shown = f"labkit's figure ({figure}) is shown, not judged: " if figure else ""
+    shown = f"labkit's estimate ({estimate}) is shown, not judged: " if estimate else ""
     return Verdict(
         NOT_COMPARABLE,
         f"{shown}the setups differ ({differs.strip()}); to compare: {to_compare.strip()}",
@@ -208,10 +209,10 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None, setup: Any = 
     overrides the estimate's own.
     """
     if setup:
-        fig = None
+        shown = None
         if estimate is not None and hasattr(estimate, "brief"):
-            fig = estimate.brief() + (f" {band.unit}" if band is not None and band.unit else "")
-        return not_comparable(*why_not_comparable(list(setup)), figure=fig)
+            shown = estimate.brief() + (f" {band.unit}" if band is not None and band.unit else "")
+        return not_comparable(*why_not_comparable(list(setup)), estimate=shown)
     if band is None:
         return Verdict("not measured", "no published figure or declared band to compare with")
     if estimate is None:

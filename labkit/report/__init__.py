@@ -9,7 +9,7 @@ from labkit.measure.verdicts import TOO_NOISY, judge, verdict
 from labkit.report.summary import (
     COLUMNS,
     SummaryView,
-    format_figure,
+    format_number,
     format_summary,
     out_dir,
     record,
@@ -22,7 +22,7 @@ __all__ = [
     "COLUMNS",
     "TOO_NOISY",
     "SummaryView",
-    "format_figure",
+    "format_number",
     "format_summary",
     "judge",
     "out_dir",

@@ -113,9 +113,9 @@ def lacks_correction(bundle: Any) -> bool:
     return True
 
 
-def apart(seen: list[tuple[str, Any, Any]], hosts: dict[str, str], figure: Any) -> str:
+def apart(seen: list[tuple[str, Any, Any]], hosts: dict[str, str], shown: Any) -> str:
     """The measured rows shown apart from the pooled ones (:func:`one_estimator`), each
-    labelled with its estimator and ``figure(row)``; "" for none."""
+    labelled with its estimator and ``shown(row)`` (its estimate as text); "" for none."""
     found = [(lab, r, b) for lab, r, b in seen if math.isfinite(_float(r.get("estimate")))]
     said = []
     for lab, r, b in one_estimator(found)[1]:
@@ -127,7 +127,7 @@ def apart(seen: list[tuple[str, Any, Any]], hosts: dict[str, str], figure: Any) 
                 if lacks_correction(b)
                 else ")"
             )
-        said.append(f"{hosts.get(lab, lab)}: estimator {e.id}{why}, {figure(r)}")
+        said.append(f"{hosts.get(lab, lab)}: estimator {e.id}{why}, {shown(r)}")
     return "; ".join(said)
 
 

@@ -68,7 +68,7 @@ def _fmt(v: float) -> str:
     return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"
 
 
-def _figure(r: Any) -> str:
+def _measured(r: Any) -> str:
     est, lo, hi = _num(r.get("estimate")), _num(r.get("ci_low")), _num(r.get("ci_high"))
     if math.isnan(est):
         return "-"
@@ -305,7 +305,7 @@ def _finding(
         what = "the same verdict, but intervals that do not overlap"
     if not pairs:
         return None
-    parts = "; ".join(f"{r.get('verdict')} on {h(lab)}: {_figure(r)}" for lab, r, _ in seen)
+    parts = "; ".join(f"{r.get('verdict')} on {h(lab)}: {_measured(r)}" for lab, r, _ in seen)
     between = " ".join(
         f"{h(a[0]).capitalize()} ({a[1].get('verdict')}) and {h(b[0])} "
         f"({b[1].get('verdict')}) differ in {_shown(what_differs(a[2], b[2], (h(a[0]), h(b[0]))))}."
@@ -320,8 +320,9 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
     Every bundle's rows are keyed by claim id and judged by today's bands
     (:func:`normalised`).  Columns: ``claim``, ``result``, ``quantity``, ``unit``,
     ``kind`` ("timed" or "count", :func:`is_count`), ``band`` (and ``band_low``,
-    ``band_high``); per host ``<label>: verdict``, ``<label>: figure``, ``<label>: code``
-    and ``<label>: estimate`` / ``ci_low`` / ``ci_high``; ``pooled``, ``pooled_low``,
+    ``band_high``); per host ``<label>: verdict``, ``<label>: measured`` (the estimate
+    and its interval as text), ``<label>: code`` and ``<label>: estimate`` / ``ci_low`` /
+    ``ci_high``; ``pooled``, ``pooled_low``,
     ``pooled_high``, ``pooled_hosts``, ``between_hosts_sd``, ``pooled_verdict``,
     ``pooled_method`` (empty where not pooled, with ``not_pooled`` saying why).  Rows
     are sorted by result, timed before counts, then by claim.
@@ -361,18 +362,18 @@ def compare(bundles: Sequence[Bundle]) -> Comparison:
                 if "band" not in row and math.isfinite(lo):
                     row["band"] = f"[{lo:.4g}, {hi:.4g}]"
                     row["band_low"], row["band_high"] = lo, hi
-                row[f"{lab}: verdict"], row[f"{lab}: figure"] = str(r["verdict"]), _figure(r)
+                row[f"{lab}: verdict"], row[f"{lab}: measured"] = str(r["verdict"]), _measured(r)
                 row[f"{lab}: code"] = code_version(b)
                 row[f"{lab}: estimator"] = str(r.get("estimator") or "")
                 for col in ("estimate", "ci_low", "ci_high"):
                     row[f"{lab}: {col}"] = _num(r.get(col))
                 seen.append((lab, r, b))
             else:
-                row[f"{lab}: verdict"], row[f"{lab}: figure"] = "not measured", "-"
+                row[f"{lab}: verdict"], row[f"{lab}: measured"] = "not measured", "-"
         pooled, why = _pooled(seen)
         row.update(pooled)
         row["not_pooled"] = why
-        row["apart"] = estimators.apart(seen, short, _figure)
+        row["apart"] = estimators.apart(seen, short, _measured)
         rows.append(row)
         f = _finding(_name(key, row), seen, short)
         if f:
@@ -408,7 +409,7 @@ def _apart_text(r: Any) -> str:
 
 
 def _cell(r: Any, lab: str) -> str:
-    cell = f"{r[f'{lab}: verdict']}: {r[f'{lab}: figure']}"
+    cell = f"{r[f'{lab}: verdict']}: {r[f'{lab}: measured']}"
     est = r.get(f"{lab}: estimator")
     if isinstance(est, str) and est and r.get("kind") != "count":
         cell += f" (estimator {est})"

@@ -49,7 +49,7 @@ def compare(summaries: Sequence[pd.DataFrame], names: Sequence[str] | None = Non
     """One row per (result, quantity) found in any of ``summaries`` (``summary.csv`` tables).
 
     Columns: ``result``, ``quantity``, then for each reproduction ``<name>: verdict`` and
-    ``<name>: figure`` (estimate and interval, with ``n_runs`` in brackets after), then
+    ``<name>: measured`` (the estimate and its interval, with ``n_runs`` in brackets after), then
     ``outcome`` (one of :data:`OUTCOMES`; a quantity missing from a reproduction counts as
     *not measured* there).
 
@@ -80,13 +80,13 @@ def compare(summaries: Sequence[pd.DataFrame], names: Sequence[str] | None = Non
                 r = t.loc[key]
                 v = str(r["verdict"])
                 n = r.get("n_runs")
-                fig = format_interval(r)
-                if fig != "-" and n is not None and not pd.isna(n):
-                    fig += f" ({int(n)} runs)"
+                shown = format_interval(r)
+                if shown != "-" and n is not None and not pd.isna(n):
+                    shown += f" ({int(n)} runs)"
             else:
-                v, fig = "not measured", "-"
+                v, shown = "not measured", "-"
             row[f"{name}: verdict"] = v
-            row[f"{name}: figure"] = fig
+            row[f"{name}: measured"] = shown
             seen.append(v)
         if len(set(seen)) == 1:
             row["outcome"] = "same"
@@ -120,7 +120,7 @@ def format_comparison(table: pd.DataFrame, *, markdown: bool = False) -> str:
         rule = "|" + "---|" * (len(names) + 3)
         lines = [head, rule]
         for _, r in table.iterrows():
-            cells = [f"{r[f'{n}: verdict']}: {r[f'{n}: figure']}" for n in names]
+            cells = [f"{r[f'{n}: verdict']}: {r[f'{n}: measured']}" for n in names]
             lines.append(
                 f"| {r['result']} | {r['quantity']} | " + " | ".join(cells) + f" | {r['outcome']} |"
             )
@@ -131,7 +131,7 @@ def format_comparison(table: pd.DataFrame, *, markdown: bool = False) -> str:
     for _, r in table.iterrows():
         lines.append(f"{mark[r['outcome']]}{r['result']}  {r['quantity']}  [{r['outcome']}]")
         for n in names:
-            lines.append(f"      {n:<{width}}  {r[f'{n}: verdict']:<13}  {r[f'{n}: figure']}")
+            lines.append(f"      {n:<{width}}  {r[f'{n}: verdict']:<13}  {r[f'{n}: measured']}")
     return "\n".join(lines + ["", total])
 
 

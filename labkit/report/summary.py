@@ -453,7 +453,7 @@ def number(v: Any) -> float:
         return math.nan
 
 
-def format_figure(v: Any) -> str:
+def format_number(v: Any) -> str:
     """A figure for a table: whole or large numbers in full (1,039,879), others to 4
     significant digits; None or NaN as "-"; text as it is."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -469,14 +469,14 @@ def format_figure(v: Any) -> str:
 
 
 def format_interval(r: Any) -> str:
-    """A row's ``estimate [ci_low, ci_high]`` as :func:`format_figure` writes figures; the
+    """A row's ``estimate [ci_low, ci_high]`` as :func:`format_number` writes figures; the
     estimate alone without an interval, "-" without an estimate."""
     est, lo, hi = r.get("estimate"), r.get("ci_low"), r.get("ci_high")
     if est is None or (isinstance(est, float) and math.isnan(est)):
         return "-"
     if lo is None or hi is None or any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
-        return format_figure(est)
-    return f"{format_figure(est)} [{format_figure(lo)}, {format_figure(hi)}]"
+        return format_number(est)
+    return f"{format_number(est)} [{format_number(lo)}, {format_number(hi)}]"
 
 
 def _band(r: Any) -> str:
@@ -484,10 +484,10 @@ def _band(r: Any) -> str:
     if lo is None or hi is None or any(isinstance(v, float) and math.isnan(v) for v in (lo, hi)):
         return "-"
     if math.isinf(float(hi)):
-        return f">= {format_figure(lo)}"
+        return f">= {format_number(lo)}"
     if math.isinf(float(lo)):
-        return f"<= {format_figure(hi)}"
-    return f"[{format_figure(lo)}, {format_figure(hi)}]"
+        return f"<= {format_number(hi)}"
+    return f"[{format_number(lo)}, {format_number(hi)}]"
 
 
 def _runs(r: Any) -> str:
@@ -516,7 +516,7 @@ def row_cells(r: Any) -> dict[str, str]:
     unit = f" {_text(r.get('unit'))}" if _text(r.get("unit")) else ""
 
     def fig(v: Any) -> str:
-        s = format_figure(None if _missing(v) else v)
+        s = format_number(None if _missing(v) else v)
         return s + (unit if s != "-" and not isinstance(v, str) else "")
 
     interval = format_interval({k: None if _missing(r.get(k)) else r.get(k) for k in _CI})
@@ -788,7 +788,7 @@ def _headline_html(df: pd.DataFrame) -> str:
 
     def fig(v: Any) -> str:
         unit = _text(r.get("unit"))
-        return format_figure(None if _missing(v) else v) + (f" {unit}" if unit else "")
+        return format_number(None if _missing(v) else v) + (f" {unit}" if unit else "")
 
     cols = "".join(f"<col class='{c}'>" for c in HEADLINE_COLUMNS)
     head = "".join(f"<th>{esc(c)}</th>" for c in HEADLINE_COLUMNS)

@@ -162,7 +162,7 @@ def head_tail_points(s: Session) -> Figure:
     """Live READ_FIXED at the head and the tail, beside 2019's before and after the fix."""
     if s.measure(r1_claims.LIVE_FIXED).why_not:
         return skipped(s.measure(r1_claims.LIVE_FIXED).why_not)
-    pub = r1_seed.figures()
+    pub = r1_seed.published()
     live_est = head_tail(s).set_index("variant").loc[["head", "tail"]]
     fig = Figure(figsize=(7.5, 4.2))
     ax = fig.subplots()
@@ -399,7 +399,7 @@ def vm_bridge(s: Session) -> pd.DataFrame:
             "% of this host's readv(4K+empty) (R2.vm_share)": out.estimate.estimate,
             "% of the 2023 call (183.5 ns), shown only": 100
             * saved_ns
-            / r2_seed.figures()["readv_before_ns"],
+            / r2_seed.published()["readv_before_ns"],
         },
         name="pair bridge",
     ).to_frame()

@@ -332,7 +332,7 @@ def _tail_reason(out: Outcome) -> str:
         if p.buffer == GiB
         else f"extrapolated from {p.buffer // MiB} MiB by the fitted slope"
     )
-    after = seed.figures()["after_tail_ns"]
+    after = seed.published()["after_tail_ns"]
     return (
         f"{how}: the model's seek alone against a whole 2019 submission (whose F, "
         f"about {after:,.0f} ns, is under 0.2% of it); the per-page cost of the "
@@ -589,7 +589,7 @@ CLAIMS: tuple[Claim, ...] = (
         estimate=walk_tail_ns,
         reason=_tail_reason,
         side="model",
-        published=partial(seed.figure, "before_tail_ns"),
+        published=partial(seed.published_figure, "before_tail_ns"),
     ),
     Claim(
         id="R1.ns_per_page",
@@ -599,7 +599,7 @@ CLAIMS: tuple[Claim, ...] = (
         estimate=ns_per_page,
         reason=_page_reason,
         side="model",
-        published=partial(seed.figure, "ns_per_page"),
+        published=partial(seed.published_figure, "ns_per_page"),
     ),
     Claim(
         id="R1.tail_speedup",
@@ -610,7 +610,7 @@ CLAIMS: tuple[Claim, ...] = (
         reason=_speedup_reason,
         explained=_speedup_explained,
         side="model",
-        published=partial(seed.figure, "tail_speedup"),
+        published=partial(seed.published_figure, "tail_speedup"),
         factors=_speedup_factors,
     ),
     Claim(
@@ -620,7 +620,7 @@ CLAIMS: tuple[Claim, ...] = (
         experiment=SUBMIT,
         estimate=round_trip,
         reason=lambda out: f"F, measured as {_f(out)[1]}, in the runs of the tail speed-up",
-        published=partial(seed.figure, "after_tail_ns"),
+        published=partial(seed.published_figure, "after_tail_ns"),
     ),
     Claim(
         id="R1.tail_over_head",
@@ -649,7 +649,7 @@ CLAIMS: tuple[Claim, ...] = (
         reason=_published_ratio_reason,
         # no 'explained': a cold first submission would explain a 10 us head, but this
         # reproduction does not measure one
-        published=partial(seed.figure, "after_tail_over_head"),
+        published=partial(seed.published_figure, "after_tail_over_head"),
     ),
     Claim(
         id="R1.instr_per_page_walk",
@@ -677,7 +677,7 @@ CLAIMS: tuple[Claim, ...] = (
         estimate=partial(kernel_ns_per_page, "6.12", "O2"),
         reason=kernel_seek_reason,
         side="model",
-        published=partial(seed.figure, "ns_per_page"),
+        published=partial(seed.published_figure, "ns_per_page"),
     ),
     Claim(
         id="R1.instr_per_page_shift",

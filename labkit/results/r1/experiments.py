@@ -418,7 +418,7 @@ def speedup_explained(ratio: Estimate, f_ns: float, ns_per_page: float, pages: i
     """
     from labkit.results.r1 import seed  # on use: the workers import this module
 
-    pub = seed.figures()
+    pub = seed.published()
     k_walk = ns_per_page / pub["ns_per_page"]
     k_f = pub["after_tail_ns"] / f_ns
     k_pages = pages / pub["pages"]

@@ -41,7 +41,7 @@ def seek_table(s: Session) -> object:
 @drawn(FIGURES, "R1-seek-cost-vs-offset")
 def seek_cost(s: Session) -> Figure:
     """The four seeks' cost against the pages skipped, with the published seek."""
-    data, pub = s.measure(claims.SEEK).data, seed.figures()
+    data, pub = s.measure(claims.SEEK).data, seed.published()
     tab = seek_table(s)
     slope = {v: stats.slope(data, variant=v, min_x=16) for v in ("walk-2019", "walk")}
     fig = Figure(figsize=(10.5, 4.5), layout="constrained")
@@ -96,7 +96,7 @@ def kernel_seek_table(s: Session) -> object:
 @drawn(FIGURES, "R1-head-vs-tail")
 def head_vs_tail(s: Session) -> Figure:
     """The four submissions, F + seek + copy, beside the published ones."""
-    data, pub = s.measure(claims.SUBMIT).data, seed.figures()
+    data, pub = s.measure(claims.SUBMIT).data, seed.published()
     costs = experiments.submission_costs(data)
     labels = list(costs)
     x = np.arange(len(labels))
@@ -145,7 +145,7 @@ def fixed_cost(s: Session) -> object:
 def head_tail_ratios(s: Session) -> object:
     """The three head/tail ratios of R1, (F + seek + copy) over (F + seek + copy), beside the
     published ones."""
-    pub = seed.figures()
+    pub = seed.published()
     ratios = experiments.head_tail_ratios(s.measure(claims.SUBMIT).data)
     table = stats.to_frame(ratios, key="ratio").set_index("ratio")
     table["published"] = [pub[key] for *_, key in experiments.RATIOS.values()]
@@ -184,7 +184,7 @@ def ratio_vs_size(s: Session) -> Figure:
             capsize=4,
             label=f"{label} (slope {fit.slope:.2f}){shifted}",
         )
-    speedup = seed.figures()["tail_speedup"]
+    speedup = seed.published()["tail_speedup"]
     ax.plot([1024], [speedup], "k*", ms=12, label="published 755x (1 GiB assumed)")
     ax.set_xscale("log")
     ax.set_yscale("log")

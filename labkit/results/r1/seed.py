@@ -2,7 +2,7 @@
 figure with its source: the 2019 io_uring fixed-buffer seek mail).
 
 The mail gives one submission time per cell (head and tail, before and after the fix);
-:func:`figures` derives what the claims compare with (1 GiB assumed: the registration cap,
+:func:`published` derives what the claims compare with (1 GiB assumed: the registration cap,
 the buffer size was not published).  No interval of the original can be formed from one
 measurement per cell (:data:`NO_INTERVAL`).
 """
@@ -30,7 +30,7 @@ def table() -> pd.DataFrame:
     return df
 
 
-def figures() -> dict[str, float]:
+def published() -> dict[str, float]:
     """R1's published submission times and what follows from them (1 GiB assumed for
     ``pages`` and ``ns_per_page``: the registration cap; the size was not published)."""
     t = table()
@@ -50,9 +50,9 @@ def figures() -> dict[str, float]:
     }
 
 
-def figure(key: str) -> float:
-    """One of :func:`figures` (a claim's published figure)."""
-    return figures()[key]
+def published_figure(key: str) -> float:
+    """One of :func:`published` (a claim's published figure)."""
+    return published()[key]
 
 
-__all__ = ["GIB_PAGES", "figure", "figures", "table"]
+__all__ = ["GIB_PAGES", "published", "published_figure", "table"]

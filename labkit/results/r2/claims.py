@@ -291,7 +291,7 @@ def _calibration_sentence(out: Outcome, key: str, fmt: str, unit: str) -> str:
 
 def _denominators(out: Outcome) -> str:
     """The share against this host's own call and against the 2023 call, both labelled."""
-    before = seed.figures()["readv_before_ns"]
+    before = seed.published()["readv_before_ns"]
     saved = _footed(out, "saved_ns")
     host = stats.median(out.data[out.data["target"] == "zero"], IOVEC)
     of_2023 = saved.affine(100 / before)
@@ -310,7 +310,7 @@ def model_saved_ns(rows: pd.DataFrame, confidence: float) -> Estimate:
 
 def model_saved_share(rows: pd.DataFrame, confidence: float) -> Estimate:
     """The model's ns saved as a share of the published readv(1) call (183.5 ns)."""
-    before = seed.figures()["readv_before_ns"]
+    before = seed.published()["readv_before_ns"]
     est = model_saved_ns(rows, confidence)
     return est.affine(100 / before, quantity=f"model ns saved, % of {before:.1f} ns")
 
@@ -380,7 +380,7 @@ def _model_ns(out: Outcome) -> float:
 
 
 def _share_reason(out: Outcome) -> str:
-    before = seed.figures()["readv_before_ns"]
+    before = seed.published()["readv_before_ns"]
     share = model_saved_share(_model(out), 0.95)
     return (
         f"live: readv(4K+empty) vs readv(1) in {out.estimate.n_runs} runs, "
@@ -455,7 +455,7 @@ def vm_share_reason(out: Outcome) -> str:
     c = vm_pair(VM_MATRIX.measure(VM_MATRIX.params.quick(), 1))
     raw = _footed(out, "saved_share_raw")
     ns = _footed(out, "saved_ns_raw")
-    before = seed.figures()["readv_before_ns"]
+    before = seed.published()["readv_before_ns"]
     ns_saved = ns.affine(c["saved"] / c["max"])
     return (
         f"the pair bridge (labkit.measure.bridge): readv(4K+empty) - readv(1) timed on this "
@@ -496,7 +496,7 @@ CLAIMS: tuple[Claim, ...] = (
         reason=_ns_reason,
         other=_model_ns,
         # no 'explained': share x call cost restates the figure, it measures no cause
-        published=partial(seed.figure, "saved_ns"),
+        published=partial(seed.published_figure, "saved_ns"),
         original=partial(seed.original, "R2.saved_ns"),
     ),
     Claim(

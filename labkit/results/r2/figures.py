@@ -339,7 +339,7 @@ def instructions_text(s: Session) -> str:
 
 def reconciliation(s: Session) -> pd.DataFrame:
     """Published, model and live side by side, with what explains each difference."""
-    p2, p3 = seed.figures(), r3_seed.figures()
+    p2, p3 = seed.published(), r3_seed.published()
     model = model_savings(s)
     share, ns = s.run("R2.saved_share", record=False), s.run("R2.saved_ns", record=False)
     proxy = model["proxy over readv(1) on 6.3"].brief("{:+.1f}")

@@ -1,7 +1,7 @@
 """R2's published figures, from the seed mail (this folder's ``published.csv``: Jens Axboe's
 two runs per arm of 10M readv(1) calls of 4 KiB, stock and patched, with their source).
 
-:func:`figures` gives the per-call figures the claims compare with; :func:`original` the
+:func:`published` gives the per-call figures the claims compare with; :func:`original` the
 original measurement's own interval of each claim (Welch 95% from the two runs per arm,
 :func:`labkit.measure.stats.welch_difference`, in the claim's unit, the mean the change is
 expressed against taken as known): about [-0.5, 6.5]% for the saving, so the original
@@ -28,7 +28,7 @@ def table() -> pd.DataFrame:
     return df
 
 
-def figures() -> dict[str, float]:
+def published() -> dict[str, float]:
     """R2's published figures per call (mean of the two runs of each): ns, and the saving."""
     df = table()
     el = df[df["quantity"] == "elapsed"]
@@ -51,19 +51,19 @@ def figures() -> dict[str, float]:
     }
 
 
-def figure(key: str) -> float:
-    """One of :func:`figures` (a claim's published figure)."""
-    return figures()[key]
+def published_figure(key: str) -> float:
+    """One of :func:`published` (a claim's published figure)."""
+    return published()[key]
 
 
 def saved_share_pct() -> float:
     """The published time saved per call, in percent."""
-    return 100 * figures()["saved_share"]
+    return 100 * published()["saved_share"]
 
 
 def before_over_after() -> float:
     """The published readv(1) time before / after the change."""
-    f = figures()
+    f = published()
     return f["readv_before_ns"] / f["readv_after_ns"]
 
 
@@ -95,8 +95,8 @@ def original(claim_id: str) -> Estimate:
 
 __all__ = [
     "before_over_after",
-    "figure",
-    "figures",
+    "published",
+    "published_figure",
     "original",
     "originals",
     "saved_share_pct",

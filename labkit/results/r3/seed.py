@@ -1,7 +1,7 @@
 """R3's published figures, from the seed mail (this folder's ``published.csv``: eight one-second
 IOPS samples per arm of fio's t/io_uring peak test over 24 NVMe drives, with their source).
 
-:func:`figures` gives the IOPS and the gain the claims compare with; :func:`original` the
+:func:`published` gives the IOPS and the gain the claims compare with; :func:`original` the
 original measurement's own interval of each claim (Welch 95% from the 8 + 8 samples,
 :func:`labkit.measure.stats.welch_difference`, in the claim's unit).
 """
@@ -24,7 +24,7 @@ def table() -> pd.DataFrame:
     return df
 
 
-def figures() -> dict[str, float]:
+def published() -> dict[str, float]:
     """R3's published IOPS (mean of eight runs each side) and the gain."""
     df = table()
     before = float(df.loc[df["variant"] == "before", "value"].mean())
@@ -41,12 +41,12 @@ def figures() -> dict[str, float]:
 
 def gain_pct() -> float:
     """The published request-rate gain, in percent."""
-    return 100 * figures()["gain"]
+    return 100 * published()["gain"]
 
 
 def after_over_before() -> float:
     """The published IOPS after / before."""
-    return 1 + figures()["gain"]
+    return 1 + published()["gain"]
 
 
 def _scaled(e: Estimate, scale: float, offset: float, quantity: str) -> Estimate:
@@ -74,4 +74,4 @@ def original(claim_id: str) -> Estimate:
     return originals()[claim_id]
 
 
-__all__ = ["after_over_before", "figures", "gain_pct", "original", "originals", "table"]
+__all__ = ["after_over_before", "gain_pct", "original", "originals", "published", "table"]
