@@ -82,7 +82,7 @@ class World:
         self.u = self.m + 2 * PAGE
         self.r = self.u + PAGE
         self.data = bytes((k * 7 + 1) % 251 for k in range(3 * PAGE))
-        self.fd = os.memfd_create("labkit-issue12")
+        self.fd = os.memfd_create("labkit-differential")
         os.write(self.fd, self.data)
 
     def read(self, pairs, offset=0, kernel="6.4"):
