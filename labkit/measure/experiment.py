@@ -62,7 +62,7 @@ class Params:
 
     def to_json(self) -> dict[str, Any]:
         """The fields as JSON-able values (tuples as lists)."""
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        return {f.name: _jsonable(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     @classmethod
     def from_json(cls: type[P], data: Mapping[str, Any]) -> P:
@@ -86,25 +86,6 @@ class Params:
         return dataclasses.replace(self, **changes)
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
-
-
-def _tuples(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    return value
-
-
-#: For an argument that cannot travel as JSON: (parent -> JSON-able, JSON -> worker's value).
-Shipped = tuple[Callable[[Any], Any], Callable[[Any], Any]]
-Arguments = Mapping[str, Any]
-
-
 def _jsonable(value: Any) -> Any:
     """``value`` as JSON carries it: numbers as int / float, iterables as lists."""
     if value is None or isinstance(value, (bool, str)):
@@ -118,6 +99,18 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, Iterable) and not isinstance(value, (bytes, bytearray)):
         return [_jsonable(v) for v in value]
     return value  # run_in_workers refuses it with a TypeError
+
+
+def _tuples(value: Any) -> Any:
+    """What :func:`_jsonable` made of a tuple, a tuple again (JSON has only lists)."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+#: For an argument that cannot travel as JSON: (parent -> JSON-able, JSON -> worker's value).
+Shipped = tuple[Callable[[Any], Any], Callable[[Any], Any]]
+Arguments = Mapping[str, Any]
 
 
 def _annotations(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -240,7 +240,7 @@ def claim_band(claim_id: str, table: pd.DataFrame | None = None) -> Band | None:
     """The declared band of the claim ``claim_id`` (e.g. "R2.saved_share"), or None.
 
     ``table``: :func:`bands` read once by a caller that looks up many claims (reading
-    and checking the bands file takes tens of milliseconds); None reads it.
+    and checking every result's bands.csv takes a few milliseconds); None reads it.
     """
     df = bands() if table is None else table
     return _band_of(df[df["claim"] == claim_id])

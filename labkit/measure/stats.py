@@ -16,9 +16,8 @@ the interval is scipy's bootstrap over batches (BCa where it applies); with
 several, a bootstrap over runs (each run's batches kept whole), so that the
 interval includes the spread between processes.
 
-**The resampling engine** (:func:`bootstrap`): over batches (scipy) or over runs.
-An :class:`Estimate` is what every labkit figure is reported as.  :func:`bootstrap`
-computes one from :class:`Sample` s and a vectorised statistic:
+**The resampling engine.**  :func:`bootstrap` computes an :class:`Estimate` from
+:class:`Sample` s and a vectorised statistic, over batches (scipy) or over runs:
 
 * **One run**: :func:`scipy.stats.bootstrap` over the batches of each sample
   (resampled independently), BCa where it can be computed, the percentile

@@ -10,20 +10,18 @@ The engine (:mod:`labkit.claims`) records each claim's row; a direct call looks 
                   claim="R2.saved_share", band=claims.get("R2.saved_share").band())
     report.savefig(fig, "R2-live-ab")
 
-The verdict is not written by the caller: :func:`record` applies the rule of
-:mod:`labkit.measure.verdicts` (not comparable, the noise guard, then reproduced,
-differs or inconclusive) to the measured interval and the claim's declared band; a
-quantity with no band or no measurement is *not measured*.  Whether a difference is
-*explained* is a separate column, filled only where the caller passes the measured
-cause (``explained=``).
+The verdict is not written by the caller: :func:`record` asks :func:`judge_row`, which
+gives *not comparable* when the claim's declared setup differs from labkit's in this mode
+(:mod:`labkit.measure.setups`), else the rule of :mod:`labkit.measure.verdicts` (the noise
+guard, then reproduced, differs or inconclusive) applied to the measured interval and the
+claim's declared band, stated as the claim's evidence may state it
+(:mod:`labkit.measure.evidence`: only the change itself in a booted kernel says
+*reproduced* or *differs*; a product is judged with its factors).  A quantity with no band
+or no measurement is *not measured*.  Whether a difference is *explained* is a separate
+column, filled only where the caller passes the measured cause (``explained=``).
 
-What :func:`record` adds beside the verdict (:func:`judge_row`, :data:`JUDGED_COLUMNS`):
+Beside the verdict, :func:`judge_row` fills the columns :data:`JUDGED_COLUMNS`:
 
-* the verdict: *not comparable* when the claim's declared setup differs from labkit's in
-  this mode (:mod:`labkit.measure.setups`), else the rule's
-  (:func:`labkit.measure.verdicts.judge`), stated as the claim's evidence may state it
-  (:mod:`labkit.measure.evidence`: only the change itself in a booted kernel says
-  *reproduced* or *differs*; a product is judged with its factors);
 * ``scope``: the host fingerprint and the sessions behind the interval
   (``"on AMD EPYC fam 25 model 1 stepping 1, KVM, ucode 0x1000065, one session
   (the interval covers runs, not sessions)"``);
@@ -469,7 +467,7 @@ def format_number(v: Any) -> str:
 
 
 def format_interval(r: Any) -> str:
-    """A row's ``estimate [ci_low, ci_high]`` as :func:`format_number` writes figures; the
+    """A row's ``estimate [ci_low, ci_high]`` as :func:`format_number` writes numbers; the
     estimate alone without an interval, "-" without an estimate."""
     est, lo, hi = r.get("estimate"), r.get("ci_low"), r.get("ci_high")
     if est is None or (isinstance(est, float) and math.isnan(est)):
