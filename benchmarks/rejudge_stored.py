@@ -24,8 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 from labkit.measure import ledgers, stats
-from labkit.measure.evidence import Factor
 from labkit.measure.sessions import over_sessions
+from labkit.measure.verdicts import Factor
 from labkit.report import bundle, estimators
 
 GALLERY_RUN = "data/gallery/2026-12-03-amd-epyc-fam-25-model-1-stepping-1-kvm-ucode-0x1000065"

@@ -1,18 +1,20 @@
-"""What a verdict may say, given the evidence behind its row (labkit.measure.evidence)."""
+"""What a verdict may say, given the evidence behind its row (its result's evidence.csv)."""
 
 import dataclasses
 
 import pytest
 
 from labkit import claims
-from labkit.measure import evidence, ledgers
-from labkit.measure.evidence import BOOTED_CHANGE, Factor, judge_product, restate
+from labkit.measure import ledgers
+from labkit.measure.ledgers import Evidence, evidence_of
 from labkit.measure.stats import Estimate
-from labkit.measure.verdicts import verdict
+from labkit.measure.verdicts import Factor, decisive, judge_product, restate, verdict
 from labkit.report import summary
 
 INSIDE = verdict(5.5, 5.0, 6.0, 4.5875, 6.4225, unit="ns")
 OUTSIDE = verdict(2.0, 1.5, 2.5, 4.5875, 6.4225, unit="ns")
+#: The evidence of the kernel bench's rows: the change itself, in a booted kernel.
+BOOTED_CHANGE = Evidence("", "", "change", "booted kernel", "6.1 with and without it")
 
 
 def _e(lo, hi):
@@ -20,21 +22,21 @@ def _e(lo, hi):
 
 
 def test_every_claim_declares_its_evidence():
-    table = evidence.load()
+    table = ledgers.evidence()
     assert set(claims.ids()) == set(table)
     for ev in table.values():
         assert ev.sentence() and ev.estimand
     # only the kernel bench's rows (the change itself, booted) may say reproduced
     for cid, ev in table.items():
-        if ev.decisive:
+        if decisive(ev):
             assert claims.get(cid).experiment.id == "kernelvm.matrix", cid
             assert (ev.compares, ev.instrument) == ("change", "booted kernel")
-    assert any(ev.decisive for ev in table.values())
+    assert any(decisive(ev) for ev in table.values())
 
 
 def test_a_bridged_share_through_the_live_proxy_is_a_stand_in():
-    ev = evidence.of("R2.vm_share")
-    assert not ev.decisive
+    ev = evidence_of("R2.vm_share")
+    assert not decisive(ev)
     assert restate(INSIDE, ev).verdict == "consistent in magnitude"
     for kind in ("era", "model", "proxy", "other quantity"):
         other = dataclasses.replace(BOOTED_CHANGE, claim="x", estimand="e", compares=kind)
@@ -48,31 +50,31 @@ def test_only_the_change_in_a_booted_kernel_reproduces():
     change = dataclasses.replace(BOOTED_CHANGE, claim="R2.vm_instr_saved", estimand="e")
     assert restate(INSIDE, change).verdict == "reproduced"
     assert restate(OUTSIDE, change).verdict == "differs"
-    proxy = evidence.of("R2.saved_ns")
+    proxy = evidence_of("R2.saved_ns")
     assert restate(INSIDE, proxy).verdict == "consistent in magnitude"
     assert restate(OUTSIDE, proxy).verdict == "not consistent"
     assert restate(INSIDE, proxy).reason.startswith("a stand-in (a proxy on a later kernel")
-    user_space = evidence.of("R2.kernel_instr_saved")  # the change, but not booted
-    assert user_space.compares == "change" and not user_space.decisive
+    user_space = evidence_of("R2.kernel_instr_saved")  # the change, but not booted
+    assert user_space.compares == "change" and not decisive(user_space)
     assert restate(INSIDE, None) is INSIDE
 
 
 def test_rows_fixed_by_construction_are_checks_of_the_method():
     for cid in ("R1.tail_over_head", "R1.instr_per_page_walk", "R2.kernel_proxy_empty"):
-        ev = evidence.of(cid)
+        ev = evidence_of(cid)
         assert ev.role == "method check"
         assert restate(INSIDE, ev).verdict == "check passed"
         assert restate(OUTSIDE, ev).verdict == "check failed"
     # every row judged against a direction-only band (">= 1 instruction") is a check
     for _, b in ledgers.bands().iterrows():
         if b["unit"] == "instructions":
-            assert evidence.of(b["claim"]).role == "method check", b["claim"]
+            assert evidence_of(b["claim"]).role == "method check", b["claim"]
 
 
 def test_a_product_whose_factors_miss_their_bands_says_they_cancel():
     walk = Factor("walk", 2.83, 2.81, 2.85, 3.96, 3.5728, 4.3927, "ns")
     f = Factor("F", 875, 860, 890, 1377, 1241.8, 1526.9, "ns")
-    ev = evidence.of("R1.tail_speedup")
+    ev = evidence_of("R1.tail_speedup")
     product = restate(verdict(803.6, 788.7, 818.4, 681.06, 837.36, unit="x"), ev)
     v = judge_product(product, [walk, f], ev)
     assert v.verdict == "factors cancel"
@@ -113,10 +115,10 @@ def test_the_evidence_file_is_checked(tmp_path):
         "claim,estimand,compares,instrument,config,role,note\nR9.x,e,guess,live kernel,,claim,\n"
     )
     with pytest.raises(ValueError, match="compares 'guess'"):
-        evidence.load(bad)
+        ledgers.evidence(bad)
     bad.write_text("claim,estimand\nR9.x,e\n")
     with pytest.raises(ValueError, match="no column"):
-        evidence.load(bad)
+        ledgers.evidence(bad)
 
 
 def test_the_summary_says_how_many_timed_verdicts_and_what_95_means():
@@ -138,4 +140,4 @@ def test_the_summary_says_how_many_timed_verdicts_and_what_95_means():
 def test_an_undecided_check_is_a_check_too():
     open_ = verdict(1.0, 0.8, 1.3, 0.90171, 1.109, unit="x")
     assert open_.verdict == "inconclusive"
-    assert restate(open_, evidence.of("R1.tail_over_head")).verdict == "check inconclusive"
+    assert restate(open_, evidence_of("R1.tail_over_head")).verdict == "check inconclusive"

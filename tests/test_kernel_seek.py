@@ -18,7 +18,7 @@ from labkit.claims import schedule
 from labkit.claims.engine import Measured, Session
 from labkit.kernelsrc import build as kbuild
 from labkit.kernelsrc import seek
-from labkit.measure import setups
+from labkit.measure import ledgers
 from labkit.measure.sequential import FULL_MIN_RUNS
 from labkit.results.r1 import claims as r1_claims
 
@@ -45,7 +45,7 @@ def test_it_is_shown_beside_the_2019_figure_but_never_judged_against_it():
     assert band is not None and walk is not None
     assert (band.low, band.high, band.published) == (walk.low, walk.high, walk.published)
     for quick in (True, False):
-        found = setups.mismatches(CLAIM, quick)
+        found = ledgers.mismatches(CLAIM, quick)
         assert [m.aspect for m in found] == ["code"]
         assert "2019" in found[0].published and "6.12" in found[0].labkit
 

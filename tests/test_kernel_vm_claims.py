@@ -7,7 +7,9 @@ import pytest
 
 from labkit import claims
 from labkit.kernelvm import matrix
-from labkit.measure import bridge, evidence
+from labkit.measure import bridge
+from labkit.measure.ledgers import evidence_of
+from labkit.measure.verdicts import decisive
 from labkit.results import kernel_vm
 from labkit.results.kernel_vm import VM_MATRIX, VmMatrix
 from labkit.results.r2 import claims as r2
@@ -69,13 +71,13 @@ def test_estimates_follow_from_the_counts(rows):
 
 def test_the_vm_claims_are_booted_change_rows():
     for cid in VM_IDS:
-        ev = evidence.of(cid)
+        ev = evidence_of(cid)
         assert (ev.compares, ev.instrument) == ("change", "booted kernel"), cid
         assert claims.get(cid).experiment is VM_MATRIX
-    assert evidence.of("R1.vm_tail_over_head").decisive
+    assert decisive(evidence_of("R1.vm_tail_over_head"))
     # instruction counts with a direction-only band are checks, never verdicts on the claim
     for cid in ("R2.vm_instr_saved", "R3.vm_rewrite_saved", "R1.vm_tail_over_head_undone"):
-        assert evidence.of(cid).role == "method check"
+        assert evidence_of(cid).role == "method check"
 
 
 def test_the_pair_bridge_scales_the_live_share(rows):

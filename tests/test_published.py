@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from labkit import claims, config
-from labkit.measure import ledgers, setups
+from labkit.measure import ledgers
 from labkit.results.r1 import seed as r1_seed
 from labkit.results.r2 import seed as r2_seed
 from labkit.results.r3 import seed as r3_seed
@@ -115,7 +115,7 @@ def test_bands_parse_and_each_contains_its_claims_published_figure():
         lo, hi = float(r["band_low"]), float(r["band_high"])
         assert lo < hi, r["claim"]
         assert len(r["reason"]) > 40 and r["source"], r["claim"]
-        assert r["status"] in ledgers.STATUSES and r["declared"] and r["declared_in"]
+        assert r["status"] in ledgers.BAND_STATUSES and r["declared"] and r["declared_in"]
         if r["status"] == "amended":  # an earlier band, kept as declared (test_declarations)
             continue
         c = claims.get(r["claim"])
@@ -215,4 +215,4 @@ def test_a_bad_ledger_row_is_named_by_its_file(monkeypatch, tmp_path):
         ledgers.bands()
     setup = _ledger(tmp_path, "r3", "setups.csv", "claim,aspect\nR3.x,size\n")
     with pytest.raises(ValueError, match=f"{re.escape(str(setup))}: no column"):
-        setups.load()
+        ledgers.setups()

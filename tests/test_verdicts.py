@@ -100,7 +100,7 @@ def test_record_decides_with_the_declared_band(tmp_path):
     record = functools.partial(report.record, claim="R2.saved_ns", band=band)
     row = record("R2", q, live=5.5, measured=_estimate(5.5, 0.1), reason="synthetic", out=tmp_path)
     # R2's ns saved is a proxy on a later kernel: inside its band it is consistent in
-    # magnitude with the claim, never a reproduction (labkit.measure.evidence)
+    # magnitude with the claim, never a reproduction (labkit.measure.verdicts.restate)
     assert row["verdict"] == "consistent in magnitude" and row["published"] == pytest.approx(5.5)
     assert row["reason"].startswith("a stand-in (a proxy on a later kernel")
     assert row["evidence"].startswith("a proxy on a later kernel, with the live kernel")
@@ -188,22 +188,22 @@ def test_an_interval_over_sessions_asks_for_sessions_not_runs():
 
 
 def test_not_comparable_setups_shipped():
-    from labkit.measure import setups
+    from labkit.measure import ledgers
 
-    rows = setups.load()
+    rows = ledgers.setups()
     assert {m.claim for m in rows} >= {"R3.ubuf_gain", "R3.read_gain", "R1.tail_speedup"}
     assert all(m.to_compare and m.published and m.labkit for m in rows)
     # R3's device peak is never comparable; R1's tail only in quick mode (64 MiB vs 1 GiB)
-    assert setups.mismatches("R3.ubuf_gain", quick=False)
-    assert setups.mismatches("R3.ubuf_gain", quick=True)
-    assert setups.mismatches("R1.tail_speedup", quick=True)
-    assert not setups.mismatches("R1.tail_speedup", quick=False)
-    assert not setups.mismatches("R1.walk_tail_ns", quick=True)  # extrapolated to 1 GiB
-    assert not setups.mismatches("R2.saved_share", quick=True)  # read-zero is R2's own setup
+    assert ledgers.mismatches("R3.ubuf_gain", quick=False)
+    assert ledgers.mismatches("R3.ubuf_gain", quick=True)
+    assert ledgers.mismatches("R1.tail_speedup", quick=True)
+    assert not ledgers.mismatches("R1.tail_speedup", quick=False)
+    assert not ledgers.mismatches("R1.walk_tail_ns", quick=True)  # extrapolated to 1 GiB
+    assert not ledgers.mismatches("R2.saved_share", quick=True)  # read-zero is R2's own setup
 
 
 def test_not_comparable_beats_any_interval():
-    from labkit.measure import setups
+    from labkit.measure import ledgers
     from labkit.measure.verdicts import NOT_COMPARABLE, VERDICTS, judge
 
     band = type("B", (), {"low": 5.0, "high": 6.8, "effect": 5.8, "unit": "%"})()
@@ -220,7 +220,7 @@ def test_not_comparable_beats_any_interval():
             "brief": lambda self: "5.5 [5.4, 5.6]",
         },
     )()
-    v = judge(inside, band, setup=setups.mismatches("R3.read_gain", quick=False))
+    v = judge(inside, band, setup=ledgers.mismatches("R3.read_gain", quick=False))
     assert v.verdict == NOT_COMPARABLE and NOT_COMPARABLE in VERDICTS
     assert "24 NVMe drives" in v.reason and "to compare:" in v.reason
     assert "5.5 [5.4, 5.6] %" in v.reason  # labkit's estimate still shown
@@ -230,7 +230,7 @@ def test_not_comparable_beats_any_interval():
 def test_setups_file_checked(tmp_path):
     import pytest
 
-    from labkit.measure import setups
+    from labkit.measure import ledgers
     from labkit.measure.verdicts import not_comparable
 
     bad = tmp_path / "s.csv"
@@ -239,13 +239,13 @@ def test_setups_file_checked(tmp_path):
         "after_results\nR9.x,size,a,b,sometimes,c,d,2026-12-01,abc1234,in force,\n"
     )
     with pytest.raises(ValueError, match="when must be one of"):
-        setups.load(bad)
+        ledgers.setups(bad)
     bad.write_text(bad.read_text().replace("sometimes", "always").replace("in force", "gone"))
     with pytest.raises(ValueError, match="status must be one of"):
-        setups.load(bad)
+        ledgers.setups(bad)
     bad.write_text("claim,aspect\nR9.x,size\n")
     with pytest.raises(ValueError, match="no column"):
-        setups.load(bad)
+        ledgers.setups(bad)
     with pytest.raises(ValueError):
         not_comparable("", "x")
 

@@ -17,21 +17,21 @@ bridge with measured inputs::
   change, the same ``/init``) on real hardware (KVM, not TCG), where
   ``kappa = (dt / dI) / (t_call / I_call)`` on that host.  Without a measured
   ``kappa`` there is no bridge, and the instruction row is not judged against
-  the claim: it stays a check of the method (:mod:`labkit.measure.evidence`).
+  the claim: it stays a check of the method (:func:`labkit.measure.verdicts.restate`).
 
 :func:`instruction_band` turns the claim's band of time shares into a band of
 instructions saved, :func:`share_band` into a band of instruction shares
 (``dI / I_call``); :func:`missing` says which inputs are not measured.
 
-How the kernel bench's rows are judged: a row counting the change itself in a
-booted kernel (:data:`labkit.measure.evidence.BOOTED_CHANGE`: R2's instructions saved
-per readv(1), its share of the call's instructions) is declared with the role
-``claim`` only with a band from this bridge, its inputs measured and named in the
-band's source (``bands.csv``); until ``kappa`` is measured it is declared a
-``method check`` against its direction (at least one instruction saved).  For R2
-today: ``I_call`` comes from the bench's own count of a whole readv(1) call in
-6.1 (guest instructions per call under ``-icount``); ``kappa`` needs the same two
-kernels booted under KVM on one host and timed per call (``dt``, ``t_call``).
+How the kernel bench's rows are judged: a row counting the change itself in a booted
+kernel (the evidence that decides, :func:`labkit.measure.verdicts.decisive`: R2's
+instructions saved per readv(1), its share of the call's instructions) is declared with
+the role ``claim`` only with a band from this bridge, its inputs measured and named in
+the band's source (``bands.csv``); until ``kappa`` is measured it is declared a ``method
+check`` against its direction (at least one instruction saved). For R2 today: ``I_call``
+comes from the bench's own count of a whole readv(1) call in 6.1 (guest instructions per
+call under ``-icount``); ``kappa`` needs the same two kernels booted under KVM on one
+host and timed per call (``dt``, ``t_call``).
 
 **The pair bridge** (:func:`pair_share`), which can be measured on any host: two calls
 that both exist after the change and differ only on the import path, ``readv(4K+empty)``
@@ -50,7 +50,7 @@ same code: copying, checking and stepping an iovec), and the host's kernel does 
 pair's extra work in as many instructions as the booted 6.1 does (``dI_pair`` is taken
 over the bench's CPU models, with and without ERMS, as a range).  Its time is the live
 proxy's, on a later kernel, so a row bridged this way is a stand-in
-(:mod:`labkit.measure.evidence`): consistent in magnitude or not, never reproduced.
+(:func:`labkit.measure.verdicts.restate`): consistent in magnitude or not, never reproduced.
 """
 
 from __future__ import annotations

@@ -14,16 +14,19 @@ beside its code, the declarations that are its own (:data:`KINDS`; columns in
   wording, the spread of the published samples), not from our measurements, and are the
   same in quick and full mode.  The figure a band surrounds is the claim's
   (``Claim.published``);
-* ``setups.csv``: where a claim's setup differs from labkit's (:mod:`labkit.measure.setups`;
-  a result with no such row has no file);
-* ``evidence.csv``: what each claim's figure compares, and with what
-  (:mod:`labkit.measure.evidence`).
+* ``setups.csv``: where a claim's setup differs from labkit's, so that its verdict is
+  *not comparable* here (:func:`setups`, :func:`mismatches`, :class:`Mismatch`; a result
+  with no such row has no file);
+* ``evidence.csv``: what each claim's figure compares, and with what (:func:`evidence`,
+  :func:`evidence_of`, :class:`Evidence`): what its verdict may say
+  (:func:`labkit.measure.verdicts.restate`).
 
-The ledgers are append-only declarations: an amended band or a withdrawn setup stays in its
-file.  A reader of one kind reads every result's file of that kind, result by result (R1,
-R2, ..., R10), each file's rows in their order: :func:`rows` is that one reader.  A file
-holds only its own result's rows: a row whose claim id or ``result`` names another result
-is refused, naming the file and the line.
+This module reads and checks the ledgers; what a verdict makes of them is
+:mod:`labkit.measure.verdicts`'. The ledgers are append-only declarations: an amended band
+or a withdrawn setup stays in its file. A reader of one kind reads every result's file of
+that kind, result by result (R1, R2, ..., R10), each file's rows in their order:
+:func:`rows` is that one reader. A file holds only its own result's rows: a row whose claim
+id or ``result`` names another result is refused, naming the file and the line.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
@@ -157,8 +161,8 @@ BAND_COLUMNS = (
     "status",
     "amendment",
 )
-#: Values of the ``status`` column: the band in force, or an earlier one it amended.
-STATUSES = ("in force", "amended")
+#: Values of bands.csv's ``status`` column: the band in force, or an earlier one it amended.
+BAND_STATUSES = ("in force", "amended")
 
 
 @dataclass(frozen=True)
@@ -200,16 +204,16 @@ def bands(*, amended: bool = False) -> pd.DataFrame:
 
     Raises:
         ValueError: naming the file, for a missing column, a status not in
-            :data:`STATUSES`, a band that is not a number, a row of another result, a
+            :data:`BAND_STATUSES`, a band that is not a number, a row of another result, a
             duplicate claim id among the bands in force, an amended band with no band in
             force, or a band with low >= high.
     """
     found = rows("bands.csv", BAND_COLUMNS)
     records = []
     for row in found:
-        if row.fields["status"] not in STATUSES:
+        if row.fields["status"] not in BAND_STATUSES:
             raise ValueError(
-                f"{row.where}: status must be one of {STATUSES}, got {row.fields['status']!r}"
+                f"{row.where}: status must be one of {BAND_STATUSES}, got {row.fields['status']!r}"
             )
         try:
             numbers = {c: float(row.fields[c]) for c in _BAND_NUMBERS.values()}
@@ -277,16 +281,203 @@ def _band_row(r: pd.Series) -> Band:
     )
 
 
-#: ``read`` serves its siblings setups and evidence (a file named by its caller).
+# ---- the setups: where a claim's setup differs from labkit's ---------------------------
+
+SETUP_COLUMNS = (
+    "claim",
+    "aspect",
+    "published",
+    "labkit",
+    "when",
+    "to_compare",
+    "source",
+    "declared",
+    "declared_in",
+    "status",
+    "after_results",
+)
+#: Values of setups.csv's ``when`` column.
+WHEN = ("always", "quick", "full")
+#: Values of setups.csv's ``status`` column: a declaration in force, or one withdrawn (kept
+#: in the file).
+SETUP_STATUSES = ("in force", "withdrawn")
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One way labkit's setup differs from the claim's (a row of setups.csv).
+
+    A published figure is measured in a setup: a device, a number of cores, a buffer size.
+    Where labkit's differs in a way that moves the figure by construction (R3's peak on 24
+    NVMe drives over many cores against /dev/zero on one pinned CPU; a quick-mode 64 MiB
+    tail speed-up against a band derived for 1 GiB), a verdict of *differs* would be
+    certain before measuring: such a claim is *not comparable*
+    (:func:`labkit.measure.verdicts.not_comparable`).  A claim without rows is comparable
+    in both modes.  A row made after the claim had been judged says so
+    (``after_results``), so that the row shows both verdicts.
+    """
+
+    claim: str
+    aspect: str  #: device, cores, buffer size, mode
+    published: str  #: the claim's setup
+    labkit: str  #: labkit's
+    when: str  #: one of :data:`WHEN`
+    to_compare: str  #: what it would take to compare
+    source: str
+    declared: str = ""  #: the date the row was first committed
+    declared_in: str = ""  #: the commit that first held it ("" while not yet committed)
+    status: str = "in force"  #: "in force" or "withdrawn"
+    after_results: str = ""  #: what had been judged before it was declared ("" if nothing)
+
+    def holds(self, quick: bool) -> bool:
+        """Whether the mismatch holds in this mode."""
+        return self.when == "always" or self.when == ("quick" if quick else "full")
+
+    def sentence(self) -> str:
+        """``"device: the claim's 24 NVMe drives ..., labkit's /dev/zero"``."""
+        return f"{self.aspect}: the claim's {self.published}, labkit's {self.labkit}"
+
+
+def setups(file: str | Path | None = None) -> list[Mismatch]:
+    """Every row of every result's setups.csv (or of the one file ``file``) as a
+    :class:`Mismatch`, withdrawn ones included.
+
+    Raises:
+        ValueError: naming the file, for a file without the columns :data:`SETUP_COLUMNS`,
+            a row of another result, an empty claim or aspect, or a ``when`` or ``status``
+            outside :data:`WHEN` and :data:`SETUP_STATUSES`.
+    """
+    cols = SETUP_COLUMNS
+    found = rows("setups.csv", cols) if file is None else read(file, cols)
+    out = []
+    for row in found:
+        m = Mismatch(*(row.fields[c].strip() for c in cols))
+        if not m.claim or not m.aspect:
+            raise ValueError(f"{row.where}: empty claim or aspect")
+        if m.when not in WHEN:
+            raise ValueError(f"{row.where}: when must be one of {WHEN}, got {m.when!r}")
+        if m.status not in SETUP_STATUSES:
+            raise ValueError(
+                f"{row.where}: status must be one of {SETUP_STATUSES}, got {m.status!r}"
+            )
+        out.append(m)
+    return out
+
+
+@cache
+def _shipped_setups() -> tuple[Mismatch, ...]:
+    return tuple(setups())
+
+
+def mismatches(claim: str, quick: bool | None = None) -> list[Mismatch]:
+    """The declared mismatches of ``claim`` in force in this mode (``quick`` None: the
+    run's mode, :func:`labkit.config.quick_mode`); [] when the claim is comparable."""
+    q = config.quick_mode(quick)
+    return [
+        m for m in _shipped_setups() if m.claim == claim and m.status == "in force" and m.holds(q)
+    ]
+
+
+# ---- the evidence: what each claim's figure compares, and with what ---------------------
+
+EVIDENCE_COLUMNS = ("claim", "estimand", "compares", "instrument", "config", "role", "note")
+#: What a row compares.
+COMPARES = {
+    "change": "the change itself, before and after in the same code",
+    "era": "one kernel era against another",
+    "model": "labkit's model of the code",
+    "proxy": "a proxy on a later kernel",
+    "other quantity": "a published figure against a figure of another quantity",
+}
+#: What a row measures with.
+INSTRUMENTS = ("booted kernel", "real code in user space", "labkit's model", "live kernel")
+#: What a row is for: it judges the claim, or it checks labkit's method.
+ROLES = ("claim", "method check")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one claim's row compares, with what and where (a row of evidence.csv).
+
+    ``estimand`` is the quantity the published figure is about, in words; ``compares``
+    one of :data:`COMPARES`; ``instrument`` one of :data:`INSTRUMENTS`; ``config`` the
+    build or setup the figure comes from (the host is the row's scope); ``role`` one of
+    :data:`ROLES`: a *method check*'s outcome is fixed by construction, or it only checks
+    a direction no one published.
+    """
+
+    claim: str
+    estimand: str
+    compares: str
+    instrument: str
+    config: str = ""
+    role: str = "claim"
+    note: str = ""
+
+    def sentence(self) -> str:
+        """``"a proxy on a later kernel, with the live kernel (6.18 ...)"``."""
+        where = f" ({self.config})" if self.config else ""
+        the = "" if self.instrument.startswith("labkit's") else "the "
+        return f"{COMPARES[self.compares]}, with {the}{self.instrument}{where}"
+
+
+def evidence(file: str | Path | None = None) -> dict[str, Evidence]:
+    """Every row of every result's evidence.csv (or of the one file ``file``), by claim id.
+
+    Raises:
+        ValueError: naming the file, for a missing column, a row of another result, an
+            empty claim or estimand, a duplicate claim, or a ``compares``, ``instrument``
+            or ``role`` outside the vocabulary.
+    """
+    cols = EVIDENCE_COLUMNS
+    found = rows("evidence.csv", cols) if file is None else read(file, cols)
+    out: dict[str, Evidence] = {}
+    for row in found:
+        ev = Evidence(*(row.fields[c].strip() for c in cols))
+        problems = [
+            f"{name} {value!r} not one of {sorted(allowed)}"
+            for name, value, allowed in (
+                ("compares", ev.compares, COMPARES),
+                ("instrument", ev.instrument, INSTRUMENTS),
+                ("role", ev.role, ROLES),
+            )
+            if value not in allowed
+        ]
+        if not ev.claim or not ev.estimand:
+            problems.append("empty claim or estimand")
+        if ev.claim in out:
+            problems.append(f"claim {ev.claim} twice")
+        if problems:
+            raise ValueError(f"{row.where}: {'; '.join(problems)}")
+        out[ev.claim] = ev
+    return out
+
+
+@cache
+def _shipped_evidence() -> dict[str, Evidence]:
+    return evidence()
+
+
+def evidence_of(claim: str | None) -> Evidence | None:
+    """The declared evidence of ``claim`` (None for no claim or no row)."""
+    return _shipped_evidence().get(claim) if claim else None
+
+
 __all__ = [
-    "STATUSES",
+    "BAND_STATUSES",
     "Band",
+    "Evidence",
+    "Mismatch",
     "amended_bands",
     "bands",
     "claim_band",
+    "evidence",
+    "evidence_of",
     "files",
+    "mismatches",
     "path",
     "published",
     "result_of",
     "rows",
+    "setups",
 ]

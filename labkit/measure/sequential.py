@@ -28,14 +28,12 @@ from typing import Any
 import pandas as pd
 
 from labkit.measure.stats import DEFAULT_CONFIDENCE, RUN_COLUMN, Estimate
-from labkit.measure.verdicts import Verdict, verdict
+from labkit.measure.verdicts import DIFFERS, REPRODUCED, Verdict, verdict
 
 #: More runs: ``more(k)`` measures ``k`` new independent runs and returns their rows.
 MoreRuns = Callable[[int], pd.DataFrame]
 #: Analysis: ``analyse(rows, confidence)`` returns the Estimate the verdict is decided on.
 Analyse = Callable[[pd.DataFrame, float], Estimate]
-
-DECIDED = ("reproduced", "differs")
 
 #: The fewest independent runs behind a verdict in full mode.  The expanded percentile
 #: interval (:func:`labkit.measure.stats.small_sample_factor`) lets 3 runs of
@@ -236,7 +234,7 @@ class Looks:
         limit = self.budget_s
         if self.extra is not None:
             limit = min(limit, self.first_s * (1 + float(self.extra)))
-        if v.verdict in DECIDED:
+        if v.verdict in (REPRODUCED, DIFFERS):
             self.stopped = "decided"
         elif self.n_runs >= self.max_runs:
             self.stopped = "run cap"

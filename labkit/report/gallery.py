@@ -19,7 +19,7 @@ result bundles (:mod:`labkit.report.bundle`) and gives, per claim:
   code version, then the rest of :func:`labkit.measure.host.differences`;
 * **one estimator** per pooled row (:mod:`labkit.report.estimators`): rows of any
   other are shown apart (``apart``), labelled; a row keeps its recorded confidence, its
-  verdict stated as its evidence allows (:func:`labkit.measure.evidence.restate`).
+  verdict stated as its evidence allows (:func:`labkit.measure.verdicts.restate`).
 
 :func:`format_comparison` prints it, :func:`plot` draws it
 (:func:`plot`).  ``labkit compare BUNDLE...`` is the command;
@@ -37,11 +37,11 @@ from typing import Any
 
 import pandas as pd
 
-from labkit.measure import evidence, ledgers
 from labkit.measure import host as _host
+from labkit.measure import ledgers
 from labkit.measure.replication import se_of_interval
 from labkit.measure.sessions import random_effects
-from labkit.measure.verdicts import NOT_COMPARABLE, verdict
+from labkit.measure.verdicts import DECIDED, NOT_COMPARABLE, restate, verdict
 from labkit.report import estimators
 from labkit.report.bundle import Bundle, one_per_host
 from labkit.report.gallery_rows import normalised
@@ -49,7 +49,6 @@ from labkit.report.summary import number as _num
 
 _KEY = ["key"]
 #: Verdicts that decide (a disagreement between two of them is a finding).
-DECIDED = evidence.DECIDED
 
 
 @dataclass
@@ -214,9 +213,9 @@ def _pooled(seen: list[tuple[str, Any, Bundle]]) -> tuple[dict[str, Any], str]:
     # with 2 hosts: t with 1 df, wide by design
     p = random_effects(ests, ses, confidence=conf, what="hosts")
     band_lo, band_hi = _num(rows[0].get("band_low")), _num(rows[0].get("band_high"))
-    v = evidence.restate(
+    v = restate(
         verdict(p.estimate, p.ci_low, p.ci_high, band_lo, band_hi, confidence=conf),
-        evidence.of(str(rows[0].get("claim") or "")),
+        ledgers.evidence_of(str(rows[0].get("claim") or "")),
     )
     return {
         "pooled": p.estimate,

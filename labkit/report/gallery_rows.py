@@ -2,7 +2,7 @@
 
 :func:`normalised` is what :func:`labkit.report.gallery.compare` reads every bundle's
 summary through: every row with a band is judged again by today's band and rule, its
-verdict stated as its evidence allows (:mod:`labkit.measure.evidence`), and each row
+verdict stated as its evidence allows (:func:`labkit.measure.verdicts.restate`), and each row
 names its estimator (:mod:`labkit.report.estimators`).
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from labkit.measure import evidence, ledgers, setups
-from labkit.measure.verdicts import judge
+from labkit.measure import ledgers
+from labkit.measure.verdicts import judge, restate
 from labkit.report import estimators
 
 
@@ -49,8 +49,8 @@ def normalised(summary: pd.DataFrame, bands: pd.DataFrame | None = None) -> pd.D
         if band is not None:
             band = replace(band, published=_finite_or_none(r.get("published")))
             quick = bool(r.get("quick")) if not pd.isna(r.get("quick", None)) else False
-            v = judge(estimators.estimate_of(r), band, setup=setups.mismatches(claim, quick))
-            v = evidence.restate(v, evidence.of(claim))
+            v = judge(estimators.estimate_of(r), band, setup=ledgers.mismatches(claim, quick))
+            v = restate(v, ledgers.evidence_of(claim))
             r["verdict"] = v.verdict
             r["band_low"], r["band_high"] = band.low, band.high
         r["key"] = claim or f"{r['result']}: {r['quantity']}"

@@ -8,7 +8,7 @@ estimates pooled over sessions (:func:`labkit.measure.sessions.pool`: the
 interval has the session as the unit of replication, its width includes the
 spread between sessions), judged against the same band by the same rule
 (:func:`labkit.measure.verdicts.verdict`, stated as the row's evidence allows:
-:func:`labkit.measure.evidence.restate`), with the between-session SD and the
+:func:`labkit.measure.verdicts.restate`), with the between-session SD and the
 scope ("on <host>, over N sessions") beside it.  A claim that is *not
 comparable* in its sessions stays so; a claim a session did not measure is
 pooled over the sessions that did.
@@ -22,10 +22,10 @@ from typing import Any
 
 import pandas as pd
 
-from labkit.measure import evidence
+from labkit.measure import ledgers
 from labkit.measure.sessions import pool, scope_text
 from labkit.measure.stats import Estimate
-from labkit.measure.verdicts import NOT_COMPARABLE, verdict
+from labkit.measure.verdicts import NOT_COMPARABLE, restate, verdict
 from labkit.report.summary import number as _num
 
 #: Columns the pooled summary adds to the summary's.
@@ -98,7 +98,7 @@ def pool_summaries(tables: Sequence[pd.DataFrame], fingerprint: str | None = Non
                 unit=str(row.get("unit") or ""),
             )
             claim = row.get("claim")
-            v = evidence.restate(rule, evidence.of(claim if isinstance(claim, str) else None))
+            v = restate(rule, ledgers.evidence_of(claim if isinstance(claim, str) else None))
             row.update(
                 estimate=p.estimate,
                 ci_low=p.ci_low,

@@ -36,7 +36,7 @@ __all__ = [
 #: What happened to one quantity's verdict over the reproductions compared.
 OUTCOMES = ("same", "moved", "flipped")
 #: Verdicts that contradict each other: inside the band and wholly outside it (a stand-in
-#: says the same as consistent or not, :mod:`labkit.measure.evidence`).
+#: says the same as consistent or not, :func:`labkit.measure.verdicts.restate`).
 _OPPOSITES = (
     {"reproduced", "differs"},
     {"consistent in magnitude", "not consistent"},

@@ -10,15 +10,15 @@ The engine (:mod:`labkit.claims`) records each claim's row; a direct call looks 
                   claim="R2.saved_share", band=claims.get("R2.saved_share").band())
     report.savefig(fig, "R2-live-ab")
 
-The verdict is not written by the caller: :func:`record` asks :func:`judge_row`, which
-gives *not comparable* when the claim's declared setup differs from labkit's in this mode
-(:mod:`labkit.measure.setups`), else the rule of :mod:`labkit.measure.verdicts` (the noise
-guard, then reproduced, differs or inconclusive) applied to the measured interval and the
-claim's declared band, stated as the claim's evidence may state it
-(:mod:`labkit.measure.evidence`: only the change itself in a booted kernel says
-*reproduced* or *differs*; a product is judged with its factors).  A quantity with no band
-or no measurement is *not measured*.  Whether a difference is *explained* is a separate
-column, filled only where the caller passes the measured cause (``explained=``).
+The verdict is not written by the caller: :func:`record` asks :func:`judge_row`, which gives
+*not comparable* when the claim's declared setup differs from labkit's in this mode
+(:func:`labkit.measure.ledgers.mismatches`), else the rule of :mod:`labkit.measure.verdicts`
+(the noise guard, then reproduced, differs or inconclusive) applied to the measured interval
+and the claim's declared band, stated as the claim's evidence may state it
+(:func:`labkit.measure.verdicts.restate`: only the change itself in a booted kernel says
+*reproduced* or *differs*; a product is judged with its factors). A quantity with no band or
+no measurement is *not measured*. Whether a difference is *explained* is a separate column,
+filled only where the caller passes the measured cause (``explained=``).
 
 Beside the verdict, :func:`judge_row` fills the columns :data:`JUDGED_COLUMNS`:
 
@@ -67,8 +67,8 @@ import pandas as pd
 
 from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
-from labkit.measure import evidence, host, ledgers, sessions, setups
-from labkit.measure.verdicts import Verdict, judge, multiplicity
+from labkit.measure import host, ledgers, sessions
+from labkit.measure.verdicts import Verdict, judge, judge_product, multiplicity, restate
 from labkit.report.figures import describe
 
 if TYPE_CHECKING:
@@ -190,10 +190,10 @@ def judge_row(
     """(the verdict, the columns of :data:`JUDGED_COLUMNS`) of a claim's row.
 
     ``claim`` None (a row without a claim id) is judged by the rule alone.  ``factors``:
-    the :class:`labkit.measure.evidence.Factor` list of a product claim.
+    the :class:`labkit.measure.verdicts.Factor` list of a product claim.
     """
-    found = setups.mismatches(claim, quick) if claim else []
-    ev = evidence.of(claim)
+    found = ledgers.mismatches(claim, quick) if claim else []
+    ev = ledgers.evidence_of(claim)
     v = _stated(judge(measured, band, noise=noise, setup=found), ev, factors)
     n = int(getattr(measured, "n_sessions", 1) or 1) if measured is not None else 1
     # one scope for every row of a run (the summary's header line); each row's own spread
@@ -212,7 +212,7 @@ def judge_row(
 
 def _stated(rule: Verdict, ev: Any, factors: Any) -> Verdict:
     """The rule's verdict as the evidence may state it, a product with its factors."""
-    return evidence.judge_product(evidence.restate(rule, ev), factors or [], ev)
+    return judge_product(restate(rule, ev), factors or [], ev)
 
 
 def _amended(
@@ -290,7 +290,7 @@ def record(
         quick: the mode the figure was measured in (default: the process's,
             :func:`labkit.config.quick_mode`); a claim not comparable in it
             (its result's ``setups.csv``) is *not comparable*.
-        factors: a product claim's factors (:class:`labkit.measure.evidence.Factor`),
+        factors: a product claim's factors (:class:`labkit.measure.verdicts.Factor`),
             each judged on its own; the product's verdict says when they cancel.
 
     Returns:

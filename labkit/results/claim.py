@@ -78,7 +78,7 @@ class Claim:
     published: Callable[[], float] | None = None
     #: the original measurement's own interval of the figure, where its data give one
     original: Callable[[], Estimate] | None = None
-    #: a product's factors, each judged on its own (:class:`labkit.measure.evidence.Factor`)
+    #: a product's factors, each judged on its own (:class:`labkit.measure.verdicts.Factor`)
     factors: Callable[[Outcome], list[Any]] | None = None
 
     def band(self) -> ledgers.Band | None:

@@ -22,10 +22,10 @@ from labkit.experiments import callgrind, live_kernel
 from labkit.kernelsrc import seek
 from labkit.kernelsrc.counts import kernel_counts
 from labkit.measure import calibration, results, stats
-from labkit.measure.evidence import Factor
 from labkit.measure.experiment import Params
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget, one_run
 from labkit.measure.stats import Estimate
+from labkit.measure.verdicts import Factor
 from labkit.results import kernel_vm
 from labkit.results.claim import Claim, EstimateFn, Experiment
 from labkit.results.kernel_vm import VM_MATRIX
