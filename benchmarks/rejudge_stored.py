@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from labkit.measure import ledgers, stats
-from labkit.measure.sessions import over_sessions
+from labkit.measure.stats import over_sessions
 from labkit.measure.verdicts import Factor
 from labkit.report import bundle, estimators
 

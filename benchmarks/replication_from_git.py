@@ -5,9 +5,10 @@ Every full reproduction committed as ``data/reproduction/summary.csv`` (one per 
 in git history) gives each timed claim an interval over its own sessions (a t with
 S - 1 df over S sessions minutes apart).  This script pools, per claim, host and
 estimator (:mod:`labkit.report.estimators`: only rows of one estimator are pooled), the
-reproductions' figures in a random-effects model (:mod:`labkit.measure.replication`:
-DerSimonian-Laird tau, Hartung-Knapp interval, the prediction interval of the next
-reproduction) and prints them beside each reproduction's own interval.
+reproductions' figures in a random-effects model
+(:func:`labkit.measure.stats.between_reproductions`: DerSimonian-Laird tau, Hartung-Knapp
+interval, the prediction interval of the next reproduction) and prints them beside each
+reproduction's own interval.
 
 Usage::
 
@@ -26,7 +27,7 @@ import sys
 
 import pandas as pd
 
-from labkit.measure.replication import between_reproductions, se_of_interval
+from labkit.measure.stats import between_reproductions, se_of_interval
 from labkit.report import estimators
 
 PATH = "data/reproduction/summary.csv"

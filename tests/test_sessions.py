@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labkit.measure import sessions, stats
+from labkit.measure import stats
 from labkit.measure.stats import Estimate, Sample, bootstrap
+from labkit.report.summary import scope_text
 
 pytestmark = pytest.mark.slow  # make test-fast leaves it out
 
@@ -37,7 +38,7 @@ def test_coverage_with_a_persistent_session_offset():
     for _ in range(reps):
         per = [_session(rng, rng.normal(0, 0.8)) for _ in range(4)]
         one += per[0].ci_low <= 5.0 <= per[0].ci_high
-        p = sessions.pool(per)
+        p = stats.pool(per)
         pooled += p.ci_low <= 5.0 <= p.ci_high
         widths.append(p.ci_high - p.ci_low)
         assert p.n_sessions == 4 and p.n_runs == 12 and math.isfinite(p.between_session)
@@ -49,27 +50,27 @@ def test_coverage_with_a_persistent_session_offset():
 def test_no_session_offset_pools_to_a_narrow_interval():
     rng = np.random.default_rng(5)
     per = [_session(rng, 0.0, runs=6) for _ in range(3)]
-    p = sessions.pool(per)
+    p = stats.pool(per)
     assert p.ci_low <= 5.0 <= p.ci_high
     assert p.ci_high - p.ci_low < 1.0
 
 
 def test_random_effects_edge_cases():
-    one = sessions.random_effects([3.0], [0.5])
+    one = stats.random_effects([3.0], [0.5])
     assert one.k == 1 and one.estimate == 3.0 and math.isnan(one.tau)
     assert one.ci_low == pytest.approx(3.0 - 1.96 * 0.5, rel=1e-3)
-    exact = sessions.random_effects([48.0, 48.0, 47.0], [0.0, 0.0, 0.0])
+    exact = stats.random_effects([48.0, 48.0, 47.0], [0.0, 0.0, 0.0])
     assert exact.ci_low < 47.67 < exact.ci_high and exact.i2 == 1.0
-    same = sessions.random_effects([2.0, 2.0], [0.0, 0.0])
+    same = stats.random_effects([2.0, 2.0], [0.0, 0.0])
     assert same.ci_low == same.ci_high == 2.0
     # far apart with small SEs: tau takes the spread, the interval widens
-    apart = sessions.random_effects([1.3, 2.9], [0.1, 0.05])
+    apart = stats.random_effects([1.3, 2.9], [0.1, 0.05])
     assert apart.tau > 0.5 and apart.ci_low < 1.3 and apart.ci_high > 2.9 and apart.i2 > 0.9
     for bad in (([], []), ([1.0], [0.1, 0.2]), ([math.nan], [0.1]), ([1.0], [-1.0])):
         with pytest.raises(ValueError):
-            sessions.random_effects(*bad)
+            stats.random_effects(*bad)
     with pytest.raises(ValueError):
-        sessions.pool([])
+        stats.pool([])
 
 
 def test_sessions_pool_with_equal_weights():
@@ -83,7 +84,7 @@ def test_sessions_pool_with_equal_weights():
             figures, [725_019, 627_174, 590_151], [754_199, 1_421_616, 1_533_537], strict=True
         )
     ]
-    p = sessions.pool(per)
+    p = stats.pool(per)
     mean = sum(figures) / 3
     sd = math.sqrt(sum((f - mean) ** 2 for f in figures) / 2)
     half = 4.302652729911275 * sd / math.sqrt(3)  # t(0.975, 2 df)
@@ -91,10 +92,10 @@ def test_sessions_pool_with_equal_weights():
     assert (p.ci_low, p.ci_high) == pytest.approx((mean - half, mean + half))
     assert p.between_session == pytest.approx(sd) and p.n_sessions == 3 and p.n_runs == 12
     # inverse-variance weights would have sat on the first session
-    re = sessions.random_effects(figures, [sessions.se_of(e) for e in per])
+    re = stats.random_effects(figures, [stats.se_of(e) for e in per])
     assert re.ci_high < figures[1] < p.ci_high
     with pytest.raises(ValueError):
-        sessions.cluster([1.0])
+        stats.cluster([1.0])
 
 
 def test_over_sessions_from_a_table_and_scope_text():
@@ -108,17 +109,17 @@ def test_over_sessions_from_a_table_and_scope_text():
                 rows.append((s, run, rep, "a", base + 5 + rng.normal(0, 0.1)))
                 rows.append((s, run, rep, "b", base + rng.normal(0, 0.1)))
     df = pd.DataFrame(rows, columns=["session", "run", "repeat", "variant", "ns_per_op"])
-    pooled, per = sessions.over_sessions(df, lambda d: stats.difference(d, "a", "b"))
+    pooled, per = stats.over_sessions(df, lambda d: stats.difference(d, "a", "b"))
     assert len(per) == 3 and pooled.n_sessions == 3
     assert pooled.ci_low <= 5.0 <= pooled.ci_high
-    text = sessions.scope_text(pooled.n_sessions, "AMD EPYC fam 25", pooled.between_session)
+    text = scope_text(pooled.n_sessions, "AMD EPYC fam 25", pooled.between_session)
     assert text.startswith("on AMD EPYC fam 25, over 3 sessions (between-session SD")
     assert "3 sessions" in str(pooled)
-    single, _ = sessions.over_sessions(
+    single, _ = stats.over_sessions(
         df.drop(columns="session"), lambda d: stats.difference(d, "a", "b")
     )
     assert single.n_sessions == 1
-    assert "one session" in sessions.scope_text(single.n_sessions)
+    assert "one session" in scope_text(single.n_sessions)
     assert isinstance(single, Estimate)
 
 
@@ -193,7 +194,7 @@ def test_pool_summaries_over_sessions():
 def test_reproduce_sessions_end_to_end(tmp_path, capsys):
     """labkit reproduce --sessions 2: the measuring phase runs twice, the notebook reads its
     rows instead of measuring, and the claim's row is pooled over the 2 sessions with its
-    scope; the bundle says 2 sessions.  (A small notebook and one model experiment stand in
+    scope; the bundle says 2 stats.  (A small notebook and one model experiment stand in
     for the real ones, quick mode, 2 runs a session.)"""
     import functools
 

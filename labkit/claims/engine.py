@@ -36,8 +36,7 @@ from labkit.claims import stored
 from labkit.config import quick_mode
 from labkit.measure import sequential
 from labkit.measure.experiment import Params
-from labkit.measure.sessions import SESSION_COLUMN, over_sessions
-from labkit.measure.stats import DEFAULT_CONFIDENCE, Estimate
+from labkit.measure.stats import DEFAULT_CONFIDENCE, SESSION_COLUMN, Estimate, over_sessions
 from labkit.report import summary
 from labkit.results.claim import Claim, Experiment
 from labkit.results.registry import get
@@ -76,7 +75,7 @@ class Measured:
         """``claim``'s estimate from these rows: with one session, at the confidence the
         runs were decided on; over several, each session's estimate at the overall
         confidence pooled with the session as the top level
-        (:func:`labkit.measure.sessions.over_sessions`: one analysis over sessions, the
+        (:func:`labkit.measure.stats.over_sessions`: one analysis over sessions, the
         looks within each only decided when to stop adding runs to it)."""
         if self.why_not:
             return None

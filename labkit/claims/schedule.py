@@ -43,8 +43,7 @@ from labkit.claims.engine import Measured, Session
 from labkit.measure import results
 from labkit.measure.experiment import Params
 from labkit.measure.sequential import Budget, Looks, Sequential
-from labkit.measure.sessions import SESSION_COLUMN
-from labkit.measure.stats import DEFAULT_CONFIDENCE, RUN_COLUMN
+from labkit.measure.stats import DEFAULT_CONFIDENCE, RUN_COLUMN, SESSION_COLUMN
 from labkit.results.claim import Experiment
 from labkit.results.registry import RESULTS, get, ids
 

@@ -35,8 +35,7 @@ import pandas as pd
 
 from labkit.live.variants import AA_SUFFIX
 from labkit.measure import stats
-from labkit.measure.sessions import SESSION_COLUMN, over_sessions
-from labkit.measure.stats import Estimate, Sample, bootstrap
+from labkit.measure.stats import SESSION_COLUMN, Estimate, Sample, bootstrap, over_sessions
 
 #: R2's live A/B and its proxy-bias row: (IOVEC proxy, UBUF, the proxy with one empty more).
 R2_PROXY = ("readv_empty", "readv1", "readv_empty2")
@@ -78,7 +77,7 @@ def aa(df: pd.DataFrame, variant: str, *, twin: str | None = None, **kw: Any) ->
     rows and by ``benchmarks/aa_calibration.py`` alike: one analysis of the rows the A/B
     is judged on.  Rows of several sessions (a ``session`` column; run labels count
     within a session) give each session's interval pooled with the session as the top
-    level (:func:`labkit.measure.sessions.over_sessions`): pooling their runs as one
+    level (:func:`labkit.measure.stats.over_sessions`): pooling their runs as one
     session would pair the rounds of different sessions that share a run label.
 
     Raises:

@@ -1,4 +1,5 @@
-"""labkit's one statistics module: figures with 95% intervals over batches and runs.
+"""labkit's one statistics module: figures with 95% intervals over batches, runs, sessions
+and reproductions.
 
 Every figure labkit reports is an :class:`Estimate` (point, interval, method,
 runs, batches, within-run and between-run spread): :func:`median`,
@@ -83,6 +84,57 @@ with ``seed = DEFAULT_SEED`` (20190729, the date of R1's fix mail) unless a seed
 is given, so the same data always give the same interval; one default number
 of resamples, :data:`DEFAULT_N_RESAMPLES`.  The interval is widened to contain
 the point estimate where a BCa interval would exclude it.
+
+**The session as the unit of replication.** Runs of one reproduction share the
+host's speed state (two reproductions of R2's ns saved 30 minutes apart, each
+interval covering its own session and missing the other: ``docs/history.md``). With
+a persistent per-session offset an interval over the runs of one session cannot
+cover the long-run mean however many runs it has (simulated with :func:`bootstrap`:
+19% of the time at 3 runs, 0% at 6 or more; ``tests/test_sessions.py``).
+
+:func:`random_effects` pools one figure per session (each with its own interval
+over runs) into one interval with the session as the top level: the
+DerSimonian-Laird estimate of the between-session variance tau^2, the
+inverse-variance weighted mean with weights ``1 / (se_i^2 + tau^2)``, and the
+Hartung-Knapp-Sidik-Jonkman interval (t with k - 1 degrees of freedom on the
+weighted residual variance, never narrower than the DerSimonian-Laird one):
+the interval meta-analyses use for few studies (IntHout, Ioannidis & Borm,
+"The Hartung-Knapp-Sidik-Jonkman method for random effects meta-analysis is
+straightforward and considerably outperforms the standard DerSimonian-Laird
+method", BMC Med. Res. Methodol. 14:25, 2014).  The same pooling serves hosts
+in the gallery (:mod:`labkit.report.gallery`), where each host is a "study".
+
+:func:`pool` gives sessions :func:`cluster` instead: the sessions' figures with equal
+weights, since a session's own interval rests on too few runs to weight it by.
+
+:func:`over_sessions` applies it to a tidy table with a ``session`` column:
+the figure of each session from the caller's statistic (an interval over that
+session's runs), then the pooled one.  With one session the session's own
+estimate is returned.
+
+**The spread between reproductions.** One reproduction's interval (above: a t
+interval with S - 1 degrees of freedom over S sessions run minutes apart) covers the
+noise between those sessions only.  Whether a verdict replicates is decided by the
+spread between reproductions on one host (other days, other boots of the guest,
+other code of the same estimator). :func:`between_reproductions` pools the figures
+of k reproductions of one quantity, each with its own standard error, through the
+one random-effects pool (:func:`random_effects`, the DerSimonian-Laird model)::
+
+    y_i = mu + u_i + e_i,   u_i ~ N(0, tau^2),   e_i ~ N(0, se_i^2)
+
+* ``tau``: the SD between reproductions beyond their own intervals (method of
+  moments from Cochran's Q, truncated at 0);
+* the interval of ``mu``: Hartung-Knapp-Sidik-Jonkman (a t with k - 1 df on
+  the weighted residuals, never narrower than DerSimonian-Laird's own: with a
+  handful of reproductions the normal interval is too narrow);
+* the **prediction interval**: where the next reproduction's figure is expected
+  (Higgins, Thompson and Spiegelhalter 2009: ``mu +- t(k - 2) sqrt(tau^2 +
+  se(mu)^2)``); it is the interval to set beside a band when asking whether a
+  verdict will hold in the next reproduction.
+
+:func:`se_of_interval` recovers a reproduction's standard error from its stored
+interval and degrees of freedom.  Only figures of one estimator may be pooled
+(the caller's duty: same claim, same correction, same confidence).
 """
 
 from __future__ import annotations
@@ -120,7 +172,7 @@ class Estimate:
     n_batches: int  #: batches per sample (the smallest sample's, if they differ)
     within_run: float  #: bootstrap standard error inside one run (median over runs)
     between_run: float  #: robust SD of the per-run estimates (NaN with one run)
-    #: sessions behind the interval (:mod:`labkit.measure.sessions`; 1: one session)
+    #: sessions behind the interval (:func:`pool`; 1: one session)
     n_sessions: int = 1
     #: SD of the per-session figures (NaN with one session)
     between_session: float = float("nan")
@@ -889,10 +941,285 @@ def bootstrap_median(values: Sequence[float] | np.ndarray, **kw: Any) -> tuple[f
     return e.estimate, e.ci_low, e.ci_high
 
 
+# ---- over sessions and reproductions: the session as the unit of replication ----------
+
+#: The column naming the session of each batch (a repetition of the measuring part of a
+#: reproduction, after a pause).
+SESSION_COLUMN = "session"
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """The outcome of :func:`random_effects`."""
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    k: int  #: how many groups (sessions, hosts) were pooled
+    tau: float  #: estimated SD between groups beyond their own noise (DerSimonian-Laird)
+    spread: float  #: SD of the group figures as measured (NaN for one group)
+    i2: float  #: share of the groups' variation not explained by their own noise (0..1)
+    method: str
+
+
+def se_of(e: Any) -> float:
+    """The standard error implied by an estimate's interval: half its width over z."""
+    z = _scipy_stats.norm.ppf(1 - (1 - e.confidence) / 2)
+    return (float(e.ci_high) - float(e.ci_low)) / (2 * z)
+
+
+def random_effects(
+    estimates: Sequence[float],
+    ses: Sequence[float],
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    what: str = "sessions",
+) -> Pooled:
+    """The random-effects pooled figure of ``estimates`` (one per group) with standard
+    errors ``ses``, and its Hartung-Knapp-Sidik-Jonkman interval (see the module).
+
+    One group gives its own figure and a normal interval from its SE.  Groups whose
+    SEs are all 0 (exact counts) are pooled with equal weights.
+
+    Raises:
+        ValueError: for no groups, lengths that differ, a non-finite figure or a
+            negative or non-finite SE, or a confidence outside (0, 1).
+    """
+    y = np.asarray(estimates, dtype=float)
+    s = np.asarray(ses, dtype=float)
+    if y.size == 0 or y.size != s.size:
+        raise ValueError(f"random_effects: need one SE per figure, got {y.size} and {s.size}")
+    if not (np.isfinite(y).all() and np.isfinite(s).all() and (s >= 0).all()):
+        raise ValueError("random_effects: figures must be finite, SEs finite and >= 0")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    k = int(y.size)
+    z = float(_scipy_stats.norm.ppf(1 - (1 - confidence) / 2))
+    if k == 1:
+        m, se = float(y[0]), float(s[0])
+        return Pooled(
+            m, m - z * se, m + z * se, confidence, 1, math.nan, math.nan, math.nan,
+            f"one of {what}: its own interval (no spread between {what} measured)",
+        )  # fmt: skip
+    t = float(_scipy_stats.t.ppf(1 - (1 - confidence) / 2, k - 1))
+    spread = float(np.std(y, ddof=1))
+    if (s == 0).all():
+        # exact figures (counts): all their spread is between the groups
+        mu, se, tau2, i2 = float(y.mean()), spread / math.sqrt(k), spread**2, 1.0
+    else:
+        v = np.maximum(s**2, 1e-12 * float((s[s > 0] ** 2).min()))
+        w = 1 / v
+        ybar = float(w @ y / w.sum())
+        q = float(w @ (y - ybar) ** 2)
+        c = float(w.sum() - (w**2).sum() / w.sum())
+        tau2 = max(0.0, (q - (k - 1)) / c) if c > 0 else 0.0
+        i2 = max(0.0, (q - (k - 1)) / q) if q > 0 else 0.0
+        ws = 1 / (v + tau2)
+        mu = float(ws @ y / ws.sum())
+        hk = float(ws @ (y - mu) ** 2) / (k - 1)
+        se = math.sqrt(max(hk, 1.0) / ws.sum())  # never narrower than DerSimonian-Laird
+    return Pooled(
+        mu,
+        mu - t * se,
+        mu + t * se,
+        confidence,
+        k,
+        math.sqrt(tau2),
+        spread,
+        i2,
+        f"random effects over {k} {what} (DerSimonian-Laird tau, Hartung-Knapp-Sidik-"
+        f"Jonkman interval, t with {k - 1} df)",
+    )
+
+
+def cluster(
+    estimates: Sequence[float],
+    *,
+    confidence: float = DEFAULT_CONFIDENCE,
+    what: str = "sessions",
+) -> Pooled:
+    """The equal-weight pooled figure of ``estimates`` (one per group): their mean, and
+    the t interval with k - 1 degrees of freedom on their SD (the group figures are the
+    sample; the groups' own intervals are not used).
+
+    This is the interval :func:`pool` gives sessions: a session's interval rests on a
+    few runs (4 in a full reproduction of 3 sessions), too few for its width to be a
+    trustworthy weight: under inverse-variance weights one session whose few runs
+    happened to agree outweighs the others (``docs/history.md`` has the case that
+    showed it).
+
+    Raises:
+        ValueError: for fewer than two groups, a non-finite figure, or a confidence
+            outside (0, 1).
+    """
+    y = np.asarray(estimates, dtype=float)
+    if y.size < 2 or not np.isfinite(y).all():
+        raise ValueError(f"cluster: need two or more finite figures, got {y.tolist()}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    k = int(y.size)
+    t = float(_scipy_stats.t.ppf(1 - (1 - confidence) / 2, k - 1))
+    mu, spread = float(y.mean()), float(np.std(y, ddof=1))
+    half = t * spread / math.sqrt(k)
+    return Pooled(
+        mu, mu - half, mu + half, confidence, k, math.nan, spread, math.nan,
+        f"mean of {k} {what}, equal weights ({100 * confidence:g}% t interval with {k - 1} df on "
+        "their SD)",
+    )  # fmt: skip
+
+
+def pool(estimates: Sequence[Estimate], *, what: str = "sessions") -> Estimate:
+    """Estimates of one figure, one per session (or host), pooled into one
+    :class:`Estimate` with the session as the top level: sessions by :func:`cluster`
+    (equal weights), hosts by :func:`random_effects`.
+
+    The result's ``n_runs`` is the total over the sessions, ``between_session``
+    the SD of their figures, ``between_run`` the median of theirs; one estimate
+    is returned as it is (with ``n_sessions`` 1).
+
+    Raises:
+        ValueError: for no estimates, or estimates at different confidences.
+    """
+    if not estimates:
+        raise ValueError("pool: no estimates")
+    if len({e.confidence for e in estimates}) != 1:
+        raise ValueError("pool: the estimates have different confidences")
+    if len(estimates) == 1:
+        return replace(estimates[0], n_sessions=1)
+    figures = [e.estimate for e in estimates]
+    if what == "sessions":
+        p = cluster(figures, confidence=estimates[0].confidence, what=what)
+    else:
+        p = random_effects(
+            figures, [se_of(e) for e in estimates], confidence=estimates[0].confidence, what=what
+        )
+    between_run = [e.between_run for e in estimates if math.isfinite(e.between_run)]
+    return Estimate(
+        quantity=estimates[0].quantity,
+        estimate=p.estimate,
+        ci_low=p.ci_low,
+        ci_high=p.ci_high,
+        confidence=p.confidence,
+        method=f"{p.method}; within each: {estimates[0].method}",
+        n_runs=sum(e.n_runs for e in estimates),
+        n_batches=min(e.n_batches for e in estimates),
+        within_run=float(np.median([e.within_run for e in estimates])),
+        between_run=float(np.median(between_run)) if between_run else math.nan,
+        n_sessions=p.k,
+        between_session=p.spread,
+    )
+
+
+def over_sessions(
+    df: Any,
+    statistic: Callable[[Any], Estimate],
+    *,
+    session_col: str = SESSION_COLUMN,
+) -> tuple[Estimate, list[Estimate]]:
+    """``statistic`` (a tidy table -> :class:`Estimate`, e.g. ``lambda d: stats.difference(d,
+    "a", "b")``) per session of ``df``, and the pooled estimate over sessions (:func:`pool`).
+
+    A table without ``session_col`` is one session.
+
+    Returns:
+        (pooled, one estimate per session in session order).
+    """
+    if session_col not in df.columns:
+        one = statistic(df)
+        return replace(one, n_sessions=1), [one]
+    per = [statistic(sub) for _, sub in df.groupby(session_col, sort=True)]
+    return pool(per), per
+
+
+# ---- the spread between reproductions ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Replication:
+    """The pooled figure of k reproductions, and where the next one is expected."""
+
+    pooled: Pooled  #: the random-effects pool (its tau: the SD between reproductions)
+    pred_low: float  #: the prediction interval of the next reproduction (NaN for k < 3)
+    pred_high: float
+
+    def sentence(self, unit: str = "") -> str:
+        """``"4.8 [3.6, 6.0] ns over 5 reproductions; between them SD 0.51 ns; the next
+        one expected in [2.5, 7.1] ns"``."""
+        p, u = self.pooled, f" {unit}" if unit and unit not in ("%", "x") else unit
+        pct = f"{100 * p.confidence:g}%"
+        nxt = (
+            f"; the next reproduction expected in [{self.pred_low:.3g}, {self.pred_high:.3g}]{u}"
+            f" ({pct} prediction interval)"
+            if math.isfinite(self.pred_low)
+            else ""
+        )
+        return (
+            f"{p.estimate:.3g} [{p.ci_low:.3g}, {p.ci_high:.3g}]{u} over {p.k} reproductions "
+            f"({pct}, {p.method}); SD between reproductions beyond their own intervals "
+            f"{p.tau:.3g}{u}{nxt}"
+        )
+
+
+def se_of_interval(
+    ci_low: float, ci_high: float, df: int | None, confidence: float = 0.95
+) -> float:
+    """The standard error behind a symmetric interval: half its width over t(df) (over the
+    normal quantile for ``df`` None).  A 3-session interval is a t with 2 df: its SE is
+    half the width over 4.30, not over 1.96.
+
+    Raises:
+        ValueError: for ``ci_low > ci_high`` or ``df`` < 1.
+    """
+    from scipy.stats import norm, t  # here: scipy's import is slow, only this needs it
+
+    if not ci_high >= ci_low:
+        raise ValueError(f"se_of_interval: need ci_low <= ci_high, got [{ci_low}, {ci_high}]")
+    if df is not None and df < 1:
+        raise ValueError(f"se_of_interval: df must be >= 1, got {df}")
+    q = (1 + confidence) / 2
+    crit = norm.ppf(q) if df is None else t.ppf(q, df)
+    return (ci_high - ci_low) / 2 / float(crit)
+
+
+def between_reproductions(
+    estimates: Sequence[float], ses: Sequence[float], confidence: float = 0.95
+) -> Replication:
+    """The random-effects pool of k reproductions' figures with their standard errors,
+    and the prediction interval of the next reproduction (Higgins et al. 2009:
+    ``mu +- t(k - 2) sqrt(tau^2 + se(mu)^2)``; NaN for fewer than 3).
+
+    Raises:
+        ValueError: as :func:`random_effects`, and for fewer than
+            2 reproductions.
+    """
+    from scipy.stats import t  # here: scipy's import is slow, only this needs it
+
+    if len(estimates) < 2:
+        raise ValueError(f"between_reproductions: need 2+ reproductions, got {len(estimates)}")
+    p = random_effects(estimates, ses, confidence=confidence, what="reproductions")
+    k = p.k
+    if k < 3:
+        return Replication(p, math.nan, math.nan)
+    crit = float(t.ppf(1 - (1 - confidence) / 2, k - 1))
+    se_mu = (p.ci_high - p.ci_low) / 2 / crit
+    half = float(t.ppf(1 - (1 - confidence) / 2, k - 2)) * math.sqrt(p.tau**2 + se_mu**2)
+    return Replication(p, p.estimate - half, p.estimate + half)
+
+
 __all__ = [
     "DEFAULT_CONFIDENCE",
     "DEFAULT_SEED",
+    "SESSION_COLUMN",
     "Estimate",
+    "Pooled",
+    "Replication",
+    "between_reproductions",
+    "cluster",
+    "over_sessions",
+    "pool",
+    "random_effects",
+    "se_of_interval",
     "bootstrap",
     "bootstrap_median",
     "composed_ratio",

@@ -407,7 +407,7 @@ def multiplicity(rows: Any) -> str:
 def sessions_to_shrink(sessions: int, shrink: float, confidence: float = 0.95) -> int:
     """Sessions an interval over ``sessions`` sessions needs to be ``shrink`` times narrower
     at the same spread between sessions: a t interval on the sessions' figures has the
-    half-width t(confidence, S - 1) SD / sqrt(S) (:mod:`labkit.measure.sessions`), so the
+    half-width t(confidence, S - 1) SD / sqrt(S) (:func:`labkit.measure.stats.cluster`), so the
     answer is the smallest S' with t(S' - 1) / sqrt(S') <= t(S - 1) / sqrt(S) / shrink.
     """
     from scipy.stats import norm, t  # here: scipy's import is slow, only this advice needs it

@@ -7,7 +7,7 @@ result bundles (:mod:`labkit.report.bundle`) and gives, per claim:
 
 * each host's estimate, interval and verdict;
 * a **pooled** interval over hosts (random effects,
-  :func:`labkit.measure.sessions.random_effects`: its width includes the spread
+  :func:`labkit.measure.stats.random_effects`: its width includes the spread
   between hosts), how many hosts it pools and its verdict, only for a *timed*
   quantity measured on two or more hosts in one unit, none *not comparable*, every
   row measuring the same quantity (the same label up to :data:`RENAMED`);
@@ -39,8 +39,7 @@ import pandas as pd
 
 from labkit.measure import host as _host
 from labkit.measure import ledgers
-from labkit.measure.replication import se_of_interval
-from labkit.measure.sessions import random_effects
+from labkit.measure.stats import random_effects, se_of_interval
 from labkit.measure.verdicts import DECIDED, NOT_COMPARABLE, restate, verdict
 from labkit.report import estimators
 from labkit.report.bundle import Bundle, one_per_host

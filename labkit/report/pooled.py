@@ -4,7 +4,7 @@
 phase repeats N times, :mod:`labkit.claims.schedule`, and each claim's row is
 already pooled).  :func:`pool_summaries` does the same for the summaries of
 separate reproductions (``benchmarks/verdict_stability.py``): per claim, the runs'
-estimates pooled over sessions (:func:`labkit.measure.sessions.pool`: the
+estimates pooled over sessions (:func:`labkit.measure.stats.pool`: the
 interval has the session as the unit of replication, its width includes the
 spread between sessions), judged against the same band by the same rule
 (:func:`labkit.measure.verdicts.verdict`, stated as the row's evidence allows:
@@ -23,10 +23,10 @@ from typing import Any
 import pandas as pd
 
 from labkit.measure import ledgers
-from labkit.measure.sessions import pool, scope_text
-from labkit.measure.stats import Estimate
+from labkit.measure.stats import Estimate, pool
 from labkit.measure.verdicts import NOT_COMPARABLE, restate, verdict
 from labkit.report.summary import number as _num
+from labkit.report.summary import scope_text
 
 #: Columns the pooled summary adds to the summary's.
 ADDED = ["n_sessions", "between_session", "session_estimates", "scope"]

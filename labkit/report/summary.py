@@ -67,7 +67,7 @@ import pandas as pd
 
 from labkit import _files
 from labkit.config import data_dir, notebook_name, out_setting, quick_mode
-from labkit.measure import host, ledgers, sessions
+from labkit.measure import host, ledgers
 from labkit.measure.verdicts import Verdict, judge, judge_product, multiplicity, restate
 from labkit.report.figures import describe
 
@@ -151,6 +151,22 @@ def atomic_write_text(path: Path, text: str | bytes) -> None:
 
 # ---- the verdict of a row: the rule, as its evidence may state it, and where it holds ----
 
+
+def scope_text(
+    n_sessions: int = 1, fingerprint: str | None = None, between_session: float = math.nan
+) -> str:
+    """Where a verdict holds: ``"on <host>, one session"`` or ``"on <host>, over 3 sessions
+    (between-session SD 0.4)"`` (an estimate's ``n_sessions`` and ``between_session``)."""
+    n = int(n_sessions or 1)
+    host = f"on {fingerprint}, " if fingerprint else ""
+    if n <= 1:
+        return f"{host}one session (the interval covers runs, not sessions)"
+    spread = (
+        f" (between-session SD {between_session:.3g})" if math.isfinite(between_session) else ""
+    )
+    return f"{host}over {n} sessions{spread}"
+
+
 #: The columns :func:`judge_row` adds to a summary row.
 JUDGED_COLUMNS = ("scope", "original", "estimand", "evidence", "amended")
 
@@ -198,7 +214,7 @@ def judge_row(
     n = int(getattr(measured, "n_sessions", 1) or 1) if measured is not None else 1
     # one scope for every row of a run (the summary's header line); each row's own spread
     # between sessions is its noise column (Estimate.noise is the between-session SD then)
-    where = sessions.scope_text(n, fingerprint())
+    where = scope_text(n, fingerprint())
     where += " (noise: the SD between sessions)" if n > 1 else ""
     extra = {"scope": where, "original": "", "estimand": "", "evidence": "", "amended": ""}
     if ev is not None:
