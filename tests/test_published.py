@@ -26,8 +26,27 @@ def test_every_row_has_a_source():
     assert {"R1", "R2", "R3"} <= set(ledgers.RESULTS)  # a new result adds its own CSV
     assert set(df["result"]) == set(ledgers.RESULTS)
     for col in ledgers.SOURCE_COLUMNS:
-        assert df[col].notna().all() and (df[col].astype(str).str.len() > 3).all(), col
+        if col == "source_line":
+            assert (df[col] >= 1).all(), col
+        else:
+            assert df[col].notna().all() and (df[col].astype(str).str.len() > 3).all(), col
     assert df["source_date"].str.match(r"^\d{4}-\d{2}-\d{2}$").all()
+
+
+def _digits(value: str) -> str:
+    """A number's significant digits: "0.85998" -> "85998", "72540000" -> "7254"."""
+    return value.replace(".", "").lstrip("0").rstrip("0") if "." in value else value.rstrip("0")
+
+
+@needs_seeds
+def test_each_figure_is_written_where_its_row_says():
+    for result in ledgers.RESULTS:
+        df = ledgers.published(result)
+        for r in df.itertuples():
+            line = seed(r.source_file).split("\n")[int(r.source_line) - 1]
+            # the words as written on that line (the seed's runs of spaces collapsed)
+            assert r.source_text in " ".join(line.split()), (result, r.source_line, r.source_text)
+            assert _digits(str(r.value)) in r.source_text.replace(".", ""), (result, r.value)
 
 
 @needs_seeds

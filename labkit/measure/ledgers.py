@@ -5,9 +5,9 @@ beside its code, the declarations that are its own (:data:`KINDS`; columns in
 ``labkit/results/README.md``):
 
 * ``published.csv``: its published figures, one row each with its source in the seed mail
-  (seed file, mail subject, author and date): :func:`published` reads one as stored.  What
-  a result derives from its table (per-call times, the gains its claims compare with) is
-  the result's own (each result's ``seed.py``);
+  (seed file, mail subject, author and date, and the line and words it is read from):
+  :func:`published` reads one as stored.  What a result derives from its table (per-call
+  times, the gains its claims compare with) is the result's own (each result's ``seed.py``);
 * ``bands.csv``: its claims' declared tolerance bands (:func:`bands`, :func:`claim_band`,
   :class:`Band`): what difference from the published figure still counts as the same
   result, with its reason and source.  Bands come from the claims themselves (their
@@ -124,7 +124,13 @@ def rows(kind: str, columns: Sequence[str]) -> list[Row]:
 
 # ---- the published figures and the bands ------------------------------------------
 
-SOURCE_COLUMNS = ("source_file", "source_subject", "source_author", "source_date")
+#: Where a published figure is written: the seed mail (file, subject, author, date), the
+#: line of the seed file its words start on, and those words (``source_text``, verbatim but
+#: for runs of spaces).
+SOURCE_COLUMNS = (
+    *("source_file", "source_subject", "source_author", "source_date"),
+    *("source_line", "source_text"),
+)
 
 #: The results with published figures ("R1", "R2", "R3", ...): every result folder with a
 #: ``published.csv``.

@@ -374,13 +374,13 @@ def submission_with_fixed(
     return pd.concat([sub, f], ignore_index=True)
 
 
-#: The head/tail ratios of R1: label -> (numerator, denominator, key of seed.figures).
+#: The head/tail ratios of R1: label -> (numerator, denominator, key of seed.published).
 RATIOS = {
     "before fix: tail / head": ("walk-2019 tail", "walk-2019 head", "before_tail_over_head"),
     "tail: before / after fix (the 755x)": ("walk-2019 tail", "shift tail", "tail_speedup"),
     "after fix: tail / head": ("shift tail", "shift head", "after_tail_over_head"),
 }
-#: The four submissions of R1: label -> (variant, key of seed.figures).
+#: The four submissions of R1: label -> (variant, key of seed.published).
 SUBMISSIONS = {
     "before, head": ("walk-2019 head", "before_head_ns"),
     "before, tail": ("walk-2019 tail", "before_tail_ns"),
