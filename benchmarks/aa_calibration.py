@@ -7,7 +7,7 @@ empty)) is measured ``--blocks`` times, each block ``--runs`` independent worker
 ``--repeats`` interleaved rounds of ``--iters`` calls per batch.  Every block gives one
 A/A interval (readv1_aa - readv1, :func:`labkit.measure.calibration.aa`), whose
 half-width is the resolving power of that block, and R2's saving raw and corrected for
-the proxy's extra iovec (:func:`labkit.measure.calibration.proxy_corrected`).  Printed:
+the proxy's extra iovec (:func:`labkit.results.r2.claims.proxy_corrected`).  Printed:
 one line per block, then the coverage of 0 over all blocks (expected about 95%) and the
 median resolving power, with the seconds of measuring per block (the goal: at most 1 ns
 per call in at most 60 s).
@@ -33,6 +33,7 @@ import pandas as pd
 from labkit.experiments.live_kernel import run_syscalls
 from labkit.live import aa_twin
 from labkit.measure import calibration
+from labkit.results.r2.claims import proxy_corrected
 
 NAMES = ("read", "readv1", "readv_empty", aa_twin("readv1"), "readv_empty2")
 
@@ -72,7 +73,7 @@ def main() -> int:
         )
         secs = time.monotonic() - t0
         a = calibration.aa(df, "readv1")
-        r2 = calibration.proxy_corrected(df)
+        r2 = proxy_corrected(df)
         found.append(a)
         rows.append(
             {

@@ -7,6 +7,7 @@ import pytest
 
 from labkit import live
 from labkit.measure import calibration
+from labkit.results.r2.claims import proxy_corrected
 
 
 def _table(rng, runs=4, rounds=12, cost=None, drift=True):
@@ -46,7 +47,7 @@ def test_aa_misses_zero_when_the_twin_differs():
 
 def test_proxy_correction_removes_one_empty_iovec():
     rng = np.random.default_rng(7)
-    est = calibration.proxy_corrected(_table(rng), n_resamples=500)
+    est = proxy_corrected(_table(rng), n_resamples=500)
     # truth: raw 6 ns, bias 2 ns, corrected 4 ns; shares 100 (1 - 180/186) and 100 (1 - 180/184)
     assert est["saved_ns_raw"].ci_low <= 6 <= est["saved_ns_raw"].ci_high
     assert est["bias_ns"].ci_low <= 2 <= est["bias_ns"].ci_high
@@ -63,7 +64,7 @@ def test_proxy_needs_the_same_rounds():
     df = _table(rng)
     df.loc[df["variant"] == "readv_empty2", "repeat"] += 100
     with pytest.raises(ValueError, match="same interleaved rounds"):
-        calibration.proxy_corrected(df)
+        proxy_corrected(df)
 
 
 def test_live_loop_measures_a_twin():
@@ -76,7 +77,7 @@ def test_live_loop_measures_a_twin():
     assert (df.groupby("variant").size() == 6).all()  # 3 rounds x 2 runs each
     a = calibration.aa(df, "readv1", n_resamples=200)
     assert np.isfinite(a.resolving_power)
-    assert set(calibration.proxy_corrected(df, n_resamples=200)) >= {"saved_ns", "bias_ns"}
+    assert set(proxy_corrected(df, n_resamples=200)) >= {"saved_ns", "bias_ns"}
     assert live.base_name("readv1_aa") == "readv1"
     # the calibration row reads the same bytes and stays out of the default lists
     fd = live.open_zero()

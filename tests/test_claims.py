@@ -221,7 +221,7 @@ def test_r2_live_figures_are_computed_once_per_rows(monkeypatch):
         calls.append((len(d), confidence))
         return {"saved_share": confidence}
 
-    monkeypatch.setattr(r2_claims.calibration, "proxy_corrected", fake)
+    monkeypatch.setattr(r2_claims, "proxy_corrected", fake)
     r2_claims._proxy_corrected.cache_clear()
     rows = pd.DataFrame({"target": ["zero", "zero", "tmpfs"], "ns_per_op": [1.0, 2.0, 3.0]})
     same = rows.copy()

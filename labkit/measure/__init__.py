@@ -1,2 +1,3 @@
-"""Measuring: the runner (pinning, warm-up, interleaving), statistics, C timers,
+"""Measuring: the runner (pinning, warm-up, interleaving), runs in single-threaded worker
+processes, statistics, sequential stopping, the verdict and the ledgers it reads, C timers,
 the environment record and result files."""

@@ -1,8 +1,8 @@
-"""A/A calibration and the live proxy's own bias, measured in the same run as the A/B.
+"""A/A calibration: an experiment's resolving power, measured in the same run as its A/B.
 
-**A/A.**  Every live A/B can carry an A/A twin: the same call measured as a
-second variant of the same interleaved loop (``labkit.live.aa_twin("readv1")``
-is ``"readv1_aa"``).  The difference twin - variant has a known truth, 0, so
+Every live A/B can carry an A/A twin: the same call measured as a second variant of the
+same interleaved loop (``labkit.live.aa_twin("readv1")`` is ``"readv1_aa"``).  The
+difference twin - variant has a known truth, 0, so
 
 * its 95% interval must cover 0: over many A/A intervals about 95% do, and
   :func:`tally` counts how often they did;
@@ -10,17 +10,8 @@ is ``"readv1_aa"``).  The difference twin - variant has a known truth, 0, so
   experiment on that host: an A/B effect smaller than it cannot be told from
   nothing there (:class:`AA`).
 
-**The proxy's bias.**  On a kernel past 6.4 a readv with one segment is already
-``ITER_UBUF``; R2's live A/B compares it with ``readv(4K + empty)`` (the same
-bytes through ``ITER_IOVEC``), which copies one iovec more than a 6.3 readv(1)
-did and so overstates the saving.  ``readv(4K + 2 empty)`` copies one more
-again: ``readv_empty2 - readv_empty`` is the cost of one more empty iovec,
-measured in the same rounds.  :func:`proxy_corrected` gives R2's ns saved, time
-saved and ratio with that cost taken off (a difference of paired medians over
-rounds, resampled together round by round), so the correction's uncertainty is
-in the interval.  It assumes each extra empty iovec costs the same (the first
-and the second are copied and stepped over alike); the raw figure is an upper
-bound either way.
+R2's live A/B has a second correction measured in the same rounds, the cost of its
+proxy's extra iovec: that is R2's own (:func:`labkit.results.r2.claims.proxy_corrected`).
 """
 
 from __future__ import annotations
@@ -35,10 +26,7 @@ import pandas as pd
 
 from labkit.live.variants import AA_SUFFIX
 from labkit.measure import stats
-from labkit.measure.stats import SESSION_COLUMN, Estimate, Sample, bootstrap, over_sessions
-
-#: R2's live A/B and its proxy-bias row: (IOVEC proxy, UBUF, the proxy with one empty more).
-R2_PROXY = ("readv_empty", "readv1", "readv_empty2")
+from labkit.measure.stats import SESSION_COLUMN, Estimate, over_sessions
 
 
 @dataclass(frozen=True)
@@ -121,97 +109,9 @@ def tally(intervals: Sequence[AA]) -> dict[str, Any]:
     }
 
 
-def _median(a: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.nanmedian(a, axis=axis) if np.isnan(a).any() else np.median(a, axis=axis)
-
-
-def _rounds(df: pd.DataFrame, names: Sequence[str], kw: dict[str, Any]) -> list[Sample]:
-    keys = {k: v for k, v in kw.items() if k in ("variant_col", "value", "run_col")}
-    samples = [stats.sample(df, n, **keys) for n in names]
-    if not all(samples[0].pairs_with(s) for s in samples[1:]):
-        raise ValueError(
-            f"proxy_corrected: {list(names)} must be measured in the same interleaved rounds"
-        )
-    return samples
-
-
-def _bias(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(c - a, axis)
-
-
-def _saved_raw(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(a - b, axis)
-
-
-def _saved(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(a - b, axis) - _median(c - a, axis)
-
-
-def _before(a: np.ndarray, c: np.ndarray, axis: int) -> np.ndarray:
-    return _median(a, axis) - _median(c - a, axis)  # the proxy without its extra iovec
-
-
-def _share_raw(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return 100 * _median(a - b, axis) / _median(a, axis)
-
-
-def _share(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return 100 * _saved(a, b, c, axis) / _before(a, c, axis)
-
-
-def _ratio_raw(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(a / b, axis)
-
-
-def _ratio(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _before(a, c, axis) / (_before(a, c, axis) - _saved(a, b, c, axis))
-
-
-def proxy_corrected(
-    df: pd.DataFrame, names: Sequence[str] = R2_PROXY, **kw: Any
-) -> dict[str, Estimate]:
-    """R2's live estimate raw and corrected for the proxy's extra empty iovec.
-
-    ``names`` = (proxy, ubuf, proxy2: the proxy with one empty iovec more), measured
-    in the same interleaved rounds.  Every figure is a statistic of paired medians
-    over rounds, and the three are resampled together, round by round (runs
-    first, as :func:`labkit.measure.stats.difference`), so the correction's
-    uncertainty is in each interval:
-
-    * ``"bias_ns"``: median(proxy2 - proxy), the cost of one more empty iovec;
-    * ``"saved_ns_raw"``: median(proxy - ubuf); ``"saved_ns"``: that minus the bias;
-    * ``"saved_share_raw"`` / ``"saved_share"`` (percent): the ns saved over the
-      proxy's median, and the corrected ns saved over (proxy's median - bias);
-    * ``"ratio_raw"`` / ``"ratio"``: median(proxy / ubuf), and (proxy - bias) /
-      (proxy - bias - corrected saving).
-
-    The bias is taken off as a difference of two paired medians, not as a median
-    of ``2 proxy - proxy2 - ubuf`` round by round: a loaded machine's one-sided
-    spikes skew that sum (seen: -8.6 ns against a +1.8 ns difference of medians).
-
-    Raises:
-        KeyError: if a variant has no rows.
-        ValueError: if the three were not measured in the same rounds.
-    """
-    samples = _rounds(df, names, kw)
-    opts = {k: kw[k] for k in ("confidence", "n_resamples", "seed") if k in kw}
-    a, b, c = names
-    what = {
-        "bias_ns": (_bias, f"median over rounds of {c} - {a}"),
-        "saved_ns_raw": (_saved_raw, f"median over rounds of {a} - {b}"),
-        "saved_ns": (_saved, f"median({a} - {b}) - median({c} - {a}) (bias removed)"),
-        "saved_share_raw": (_share_raw, f"time saved, 100 median({a} - {b}) / median({a})"),
-        "saved_share": (_share, "time saved with the proxy's extra iovec removed (%)"),
-        "ratio_raw": (_ratio_raw, f"median over rounds of {a} / {b}"),
-        "ratio": (_ratio, f"{a} / {b} with the proxy's extra iovec removed"),
-    }
-    return {k: bootstrap(samples, f, quantity=q, **opts) for k, (f, q) in what.items()}
-
-
 __all__ = [
     "AA",
     "aa",
     "aa_by_run",
-    "proxy_corrected",
     "tally",
 ]
