@@ -464,7 +464,7 @@ def bootstrap(
     same, and a ratio is taken inside a run, where interleaving cancels that
     run's own speed).  ``statistic(*arrays, axis=-1)`` must be vectorised along
     its last axis (leading axes are resamples and runs) and ignore NaN (use
-    ``np.nanmedian``): runs with fewer batches than others are padded with NaN.
+    :func:`nan_median`): runs with fewer batches than others are padded with NaN.
 
     Raises:
         ValueError: for no samples, a bad confidence or resample count, or a
@@ -560,22 +560,23 @@ ROUND_COLUMN = "repeat"
 # ---- statistics (vectorised along the last axis, NaN-aware) --------------------------
 
 
-def _median(a: np.ndarray, axis: int = -1) -> np.ndarray:
-    # NaN only pads runs with fewer batches in the resample over runs; np.median is faster
+def nan_median(a: np.ndarray, axis: int = -1) -> np.ndarray:
+    """The median along ``axis``, ignoring NaN: the median a :func:`bootstrap` statistic
+    takes (NaN only pads runs with fewer batches; without any, ``np.median`` is faster)."""
     return np.nanmedian(a, axis=axis) if np.isnan(a).any() else np.median(a, axis=axis)
 
 
 def _ratio(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(a, axis) / _median(b, axis)
+    return nan_median(a, axis) / nan_median(b, axis)
 
 
 def _difference(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(a, axis) - _median(b, axis)
+    return nan_median(a, axis) - nan_median(b, axis)
 
 
 def _composed(f: np.ndarray, a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
-    mf = _median(f, axis)
-    return (mf + _median(a, axis)) / (mf + _median(b, axis))
+    mf = nan_median(f, axis)
+    return (mf + nan_median(a, axis)) / (mf + nan_median(b, axis))
 
 
 def _slope_of(x: np.ndarray) -> Statistic:
@@ -583,7 +584,7 @@ def _slope_of(x: np.ndarray) -> Statistic:
     denom = float(xc @ xc)
 
     def slope(*groups: np.ndarray, axis: int = -1) -> np.ndarray:
-        meds = np.stack([_median(g, axis) for g in groups], axis=-1)
+        meds = np.stack([nan_median(g, axis) for g in groups], axis=-1)
         return (meds - meds.mean(axis=-1, keepdims=True)) @ xc / denom
 
     return slope
@@ -653,7 +654,7 @@ def median(
     else:
         s = Sample.of(data)
     return bootstrap(
-        [s], _median, quantity=f"median{f' of {variant}' if variant else ''}", **_opts(kw)
+        [s], nan_median, quantity=f"median{f' of {variant}' if variant else ''}", **_opts(kw)
     )
 
 
@@ -691,7 +692,7 @@ def ratio(df: pd.DataFrame, numerator: str, denominator: str, **kw: Any) -> Esti
     if rounds is not None:
         return bootstrap(
             [rounds],
-            _median,
+            nan_median,
             quantity=f"median over rounds of {numerator} / {denominator}",
             **_opts(kw),
         )
@@ -708,7 +709,7 @@ def difference(df: pd.DataFrame, slow: str, fast: str, **kw: Any) -> Estimate:
     rounds = _per_round(samples, np.subtract)
     if rounds is not None:
         return bootstrap(
-            [rounds], _median, quantity=f"median over rounds of {slow} - {fast}", **_opts(kw)
+            [rounds], nan_median, quantity=f"median over rounds of {slow} - {fast}", **_opts(kw)
         )
     return bootstrap(samples, _difference, quantity=f"median({slow}) - median({fast})", **_opts(kw))
 
@@ -792,7 +793,7 @@ def composed_ratio(
 
 
 def _sum(*groups: np.ndarray, axis: int = -1) -> np.ndarray:
-    return sum(_median(g, axis) for g in groups)
+    return sum(nan_median(g, axis) for g in groups)
 
 
 def sum_of_medians(df: pd.DataFrame, parts: Sequence[str], **kw: Any) -> Estimate:
@@ -1227,6 +1228,7 @@ __all__ = [
     "gain",
     "median",
     "median_ci",
+    "nan_median",
     "ratio",
     "ratio_ci",
     "sample",

@@ -150,9 +150,9 @@ def verdict(
         return v is None or (isinstance(v, float) and math.isnan(v))
 
     if missing(estimate):
-        return Verdict("not measured", "no figure measured")
+        return Verdict(NOT_MEASURED, "no figure measured")
     if missing(band_low) or missing(band_high):
-        return Verdict("not measured", "no published figure or declared band to compare with")
+        return Verdict(NOT_MEASURED, "no published figure or declared band to compare with")
     est, bl, bh = float(estimate), float(band_low), float(band_high)
     if not bl < bh:
         raise ValueError(f"verdict: band_low must be < band_high, got [{bl}, {bh}]")
@@ -164,33 +164,33 @@ def verdict(
         band = f"the band [{_num(bl)}, {_num(bh)}]{u}"
     if noise is not None and effect is not None and math.isfinite(noise) and noise > effect:
         return Verdict(
-            "inconclusive",
+            INCONCLUSIVE,
             f"{TOO_NOISY}: the figure's noise in this run ({_num(noise)}{u}, its spread between "
             f"runs, or within the one run) exceeds the effect tested ({_num(effect)}{u}, the "
             "published figure against no effect)",
         )
     if missing(ci_low) or missing(ci_high):
-        return Verdict("inconclusive", f"no interval around {_num(est)}{u} to compare with {band}")
+        return Verdict(INCONCLUSIVE, f"no interval around {_num(est)}{u} to compare with {band}")
     lo, hi = float(ci_low), float(ci_high)
     if lo > hi:
         raise ValueError(f"verdict: need ci_low <= ci_high, got [{lo}, {hi}]")
     ci = f"the {pct} interval [{_num(lo)}, {_num(hi)}]{u}"
     if bl <= lo and hi <= bh:
-        return Verdict("reproduced", f"{ci} lies inside {band}")
+        return Verdict(REPRODUCED, f"{ci} lies inside {band}")
     if hi < bl or lo > bh:
         where = "below" if hi < bl else "above"
-        return Verdict("differs", f"{ci} lies wholly {where} {band}")
+        return Verdict(DIFFERS, f"{ci} lies wholly {where} {band}")
     if hi - lo > bh - bl:
         k = (hi - lo) / (bh - bl)
         return Verdict(
-            "inconclusive",
+            INCONCLUSIVE,
             f"{ci} is wider than {band} ({_num(hi - lo)} vs {_num(bh - bl)}{u}): it must "
             f"shrink at least {_factor(k)}x to decide",
             k,
         )
     side, edge = ("lower", bl) if lo < bl else ("upper", bh)
     text, k = _shrink(lo, est, hi, edge, side, u)
-    return Verdict("inconclusive", f"{ci} is undecided: {text}", k)
+    return Verdict(INCONCLUSIVE, f"{ci} is undecided: {text}", k)
 
 
 def _factor(k: float) -> str:
@@ -247,9 +247,9 @@ def judge(estimate: Any, band: Any, *, noise: float | None = None, setup: Any = 
             shown = estimate.brief() + (f" {band.unit}" if band is not None and band.unit else "")
         return not_comparable(*why_not_comparable(list(setup)), estimate=shown)
     if band is None:
-        return Verdict("not measured", "no published figure or declared band to compare with")
+        return Verdict(NOT_MEASURED, "no published figure or declared band to compare with")
     if estimate is None:
-        return Verdict("not measured", "no figure measured")
+        return Verdict(NOT_MEASURED, "no figure measured")
     v = verdict(
         estimate.estimate,
         estimate.ci_low,
@@ -389,7 +389,7 @@ def multiplicity(rows: Any) -> str:
         for r in rows
         if str(r.get("unit")) != "instructions"
         and "instruction count" not in str(r.get("method") or "")
-        and str(r.get("verdict")) not in (NOT_COMPARABLE, "not measured")
+        and str(r.get("verdict")) not in (NOT_COMPARABLE, NOT_MEASURED)
         and not str(r.get("verdict")).startswith("check ")
         and str(r.get("verdict")) != "nan"
     ]

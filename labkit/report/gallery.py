@@ -47,7 +47,6 @@ from labkit.report.gallery_rows import normalised
 from labkit.report.summary import number as _num
 
 _KEY = ["key"]
-#: Verdicts that decide (a disagreement between two of them is a finding).
 
 
 @dataclass

@@ -34,7 +34,7 @@ from labkit.live.variants import aa_twin
 from labkit.measure import bridge, calibration, stats
 from labkit.measure.experiment import Params
 from labkit.measure.sequential import FULL_MIN_RUNS, Budget, one_run
-from labkit.measure.stats import Estimate, Sample, bootstrap
+from labkit.measure.stats import Estimate, Sample, bootstrap, nan_median
 from labkit.results import kernel_vm
 from labkit.results.claim import Claim, Experiment
 from labkit.results.kernel_vm import VM_MATRIX
@@ -236,10 +236,6 @@ KERNEL_CALLGRIND = Experiment(
 # ---- estimates ----------------------------------------------------------------------
 
 
-def _median(a: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.nanmedian(a, axis=axis) if np.isnan(a).any() else np.median(a, axis=axis)
-
-
 def _rounds(df: pd.DataFrame, names: Sequence[str], kw: dict[str, Any]) -> list[Sample]:
     keys = {k: v for k, v in kw.items() if k in ("variant_col", "value", "run_col")}
     samples = [stats.sample(df, n, **keys) for n in names]
@@ -251,23 +247,23 @@ def _rounds(df: pd.DataFrame, names: Sequence[str], kw: dict[str, Any]) -> list[
 
 
 def _bias(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(c - a, axis)
+    return nan_median(c - a, axis)
 
 
 def _saved_raw(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(a - b, axis)
+    return nan_median(a - b, axis)
 
 
 def _saved(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(a - b, axis) - _median(c - a, axis)
+    return nan_median(a - b, axis) - nan_median(c - a, axis)
 
 
 def _before(a: np.ndarray, c: np.ndarray, axis: int) -> np.ndarray:
-    return _median(a, axis) - _median(c - a, axis)  # the proxy without its extra iovec
+    return nan_median(a, axis) - nan_median(c - a, axis)  # the proxy without its extra iovec
 
 
 def _share_raw(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return 100 * _median(a - b, axis) / _median(a, axis)
+    return 100 * nan_median(a - b, axis) / nan_median(a, axis)
 
 
 def _share(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -275,7 +271,7 @@ def _share(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.nd
 
 
 def _ratio_raw(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
-    return _median(a / b, axis)
+    return nan_median(a / b, axis)
 
 
 def _ratio(a: np.ndarray, b: np.ndarray, c: np.ndarray, axis: int = -1) -> np.ndarray:
